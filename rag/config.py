@@ -1,0 +1,247 @@
+"""One frozen run configuration, loaded from a named preset file plus overrides.
+
+Contract:
+- ``load_config(preset, **top_level, overrides={...})`` returns a frozen :class:`RunConfig`.
+- Presets live in ``rag/presets/<name>.toml``; a preset may ``extends = "other"``.
+- Overrides are a mapping whose keys are dotted paths (``"chunk.size": 1000``) or nested
+  mappings (``{"chunk": {"size": 1000}}``). An unknown key or a bad value raises
+  :class:`ConfigError` naming the key.
+- Every knob of the pipeline lives here; functions take values from the config, never literals.
+
+Page convention used throughout ``rag``: ``page`` is the 1-based physical page number of the PDF.
+Only the ERC export (and the gold loader) speak 0-based ``page_index``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+PRESETS_DIR = Path(__file__).parent / "presets"
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class ConfigError(ValueError):
+    """A preset or override that does not fit the schema; the message names the key."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ParseConfig(_Frozen):
+    # "auto": the full docling StandardPdfPipeline when its weights are found, else "native".
+    pipeline: Literal["auto", "standard", "native"] = "auto"
+    # Folder with docling's pre-downloaded model weights (None: docling's default cache).
+    artifacts_path: str | None = None
+    # Accelerator for the full pipeline; "auto" picks CUDA when torch sees it.
+    device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
+    # Pages converted per docling call: bounds memory on 1,000-page reports.
+    page_batch: int = Field(100, ge=1)
+    # Parallel worker processes (one report each).
+    workers: int = Field(2, ge=1)
+    # Lines whose vertical centres are within this many points belong to one table row.
+    row_tolerance_pt: float = Field(3.0, gt=0)
+    # Gap in points between two words on a line that separates two table columns.
+    column_gap_pt: float = Field(12.0, gt=0)
+    # A run of at least this many consecutive multi-column rows with a numeric cell is a table.
+    min_table_rows: int = Field(2, ge=2)
+
+
+class CleanConfig(_Frozen):
+    # Share of non-word glyphs above which a page is "garbled" and re-read with OCR.
+    garbled_threshold: float = Field(0.15, ge=0, le=1)
+    ocr: bool = True
+    # Never OCR more than this many pages in one report (OCR costs ~8 s a page on 2 cores).
+    ocr_max_pages: int = Field(40, ge=0)
+    # A line repeated on at least this share of pages (at top or bottom) is a header/footer.
+    repeated_line_share: float = Field(0.5, gt=0, le=1)
+    # Optional LLM table serialization (winner's trick): tables rewritten as sentences.
+    serialize_tables: bool = False
+    serialize_max_tables: int = Field(200, ge=0)
+
+
+class ChunkConfig(_Frozen):
+    # Chunk sizes in cl100k tokens; several sizes are indexed side by side.
+    sizes: tuple[int, ...] = (300,)
+    overlap: int = Field(50, ge=0)
+    encoding: str = "cl100k_base"
+    # Prefix each chunk with "company | page | heading" before embedding.
+    context_header: bool = True
+
+
+class EmbedConfig(_Frozen):
+    backend: Literal["local", "openai"] = "local"
+    model: str = "all-MiniLM-L6-v2"
+    batch_size: int = Field(64, ge=1)
+    # Input limit of the embedding model in its own tokens (MiniLM: 256 wordpieces).
+    max_input_tokens: int = Field(256, ge=1)
+
+
+class RetrieveConfig(_Frozen):
+    mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
+    # Which indexed chunk size retrieval reads.
+    chunk_size: int = 300
+    top_k_chunks: int = Field(30, ge=1)
+    # Reciprocal rank fusion constant (score = sum 1 / (rrf_k + rank), rank 1-based).
+    rrf_k: int = Field(60, ge=1)
+    # How a page's retrieval score is made from its chunks' scores.
+    page_score: Literal["max", "sum", "rrf_sum"] = "max"
+    # Pages handed on to reranking / answering.
+    top_pages: int = Field(10, ge=1)
+    query_expansion: bool = False
+
+
+class RerankConfig(_Frozen):
+    mode: Literal["none", "llm", "cross_encoder"] = "none"
+    # Candidate pages scored by the reranker (taken from the top of retrieval).
+    candidates: int = Field(10, ge=1)
+    batch_size: int = Field(3, ge=1)
+    # final = retrieval_weight * normalized retrieval score + llm_weight * reranker score.
+    retrieval_weight: float = Field(0.3, ge=0)
+    llm_weight: float = Field(0.7, ge=0)
+    top_n: int = Field(10, ge=1)
+    # Characters of each page shown to the LLM reranker (keeps the local model's prompt lean).
+    page_chars: int = Field(2500, ge=100)
+    cross_encoder_models: tuple[str, ...] = ()
+
+
+class LLMConfig(_Frozen):
+    # llama_cpp: the project starts a local llama.cpp server; openai / openai_compatible: remote.
+    backend: Literal["llama_cpp", "openai", "openai_compatible"] = "llama_cpp"
+    model: str = "qwen2.5-coder-1.5b"
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    # Name of the weights entry in rag/models/weights.py for the llama_cpp backend.
+    gguf: str = "qwen2.5-coder-1.5b"
+    n_ctx: int = Field(8192, ge=512)
+    n_threads: int = Field(2, ge=1)
+    temperature: float = Field(0.0, ge=0)
+    seed: int = 42
+    max_tokens: int = Field(1024, ge=1)
+    timeout_s: float = Field(600.0, gt=0)
+    max_retries: int = Field(5, ge=0)
+    concurrency: int = Field(1, ge=1)
+    requests_per_minute: int = Field(0, ge=0)  # 0: unlimited
+    tokens_per_minute: int = Field(0, ge=0)  # 0: unlimited
+    structured: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
+
+
+class AnswerConfig(_Frozen):
+    # Context budget for one answering call, in tokens (local model: small).
+    max_context_tokens: int = Field(3000, ge=256)
+    # Pages given to the answering prompt (top of the reranked list).
+    max_pages: int = Field(4, ge=1)
+    # Fill empty relevant_pages with the top retrieved pages (this many; 0 = leave empty).
+    fill_references: int = Field(1, ge=0)
+    max_references: int = Field(3, ge=0)
+    team_email: str = "team@example.com"
+    submission_name: str = "enterprise-rag"
+
+
+class RunConfig(_Frozen):
+    preset: str = "offline"
+    data_dir: str = "data/demo"
+    run: str = "demo"
+    outputs_dir: str = "outputs"
+    models_dir: str = "data/models"
+    cache_dir: str = "outputs/.cache"
+    seed: int = 42
+    parse: ParseConfig = ParseConfig()
+    clean: CleanConfig = CleanConfig()
+    chunk: ChunkConfig = ChunkConfig()
+    embed: EmbedConfig = EmbedConfig()
+    retrieve: RetrieveConfig = RetrieveConfig()
+    rerank: RerankConfig = RerankConfig()
+    llm: LLMConfig = LLMConfig()
+    answer: AnswerConfig = AnswerConfig()
+
+    def path(self, field: str) -> Path:
+        """Resolve a path field (``data_dir``, ``outputs_dir``…) against the project root."""
+        p = Path(getattr(self, field))
+        return p if p.is_absolute() else PROJECT_ROOT / p
+
+    @property
+    def run_dir(self) -> Path:
+        return self.path("outputs_dir") / self.run
+
+    def section_hash(self, *sections: str) -> str:
+        """Stable hash of the named config sections (what a stage's outputs depend on)."""
+        data = {s: self.model_dump(mode="json")[s] for s in sections}
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+    def config_hash(self) -> str:
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+
+def available_presets() -> list[str]:
+    return sorted(p.stem for p in PRESETS_DIR.glob("*.toml"))
+
+
+def _read_preset(name: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
+    path = PRESETS_DIR / f"{name}.toml"
+    if not path.exists():
+        raise ConfigError(f"unknown preset {name!r}: no file {path} (have: {', '.join(available_presets())})")
+    if name in seen:
+        raise ConfigError(f"preset {name!r} extends itself through {' -> '.join(seen)}")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from e
+    parent = data.pop("extends", None)
+    base = _read_preset(parent, seen + (name,)) if parent else {}
+    return _deep_merge(base, data)
+
+
+def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in extra.items():
+        if isinstance(v, Mapping) and isinstance(out.get(k), dict):
+            out[k] = _deep_merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def _nest(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Turn ``{"chunk.size": 1}`` into ``{"chunk": {"size": 1}}``; nested mappings pass through."""
+    nested: dict[str, Any] = {}
+    for key, value in overrides.items():
+        parts = str(key).split(".")
+        node = nested
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"override {key!r}: {p!r} is not a section")
+        if isinstance(value, Mapping):
+            node[parts[-1]] = _deep_merge(node.get(parts[-1], {}), _nest(value))
+        else:
+            node[parts[-1]] = value
+    return nested
+
+
+def load_config(preset: str = "offline", overrides: Mapping[str, Any] | None = None, **top: Any) -> RunConfig:
+    """Build the frozen config: preset file, then ``top`` keyword fields, then ``overrides``.
+
+    ``top`` takes plain top-level fields (``data_dir=…, run=…``); ``None`` values are ignored so a
+    notebook's parameters cell can pass its defaults through.
+    """
+    data = _read_preset(preset)
+    data["preset"] = preset
+    data = _deep_merge(data, {k: v for k, v in top.items() if v is not None})
+    data = _deep_merge(data, _nest(overrides or {}))
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as e:
+        problems = []
+        for err in e.errors():
+            loc = ".".join(str(x) for x in err["loc"])
+            if err["type"] == "extra_forbidden":
+                problems.append(f"unknown key {loc!r}")
+            else:
+                problems.append(f"bad value for {loc!r}: {err['msg']} (got {err.get('input')!r})")
+        raise ConfigError(f"config preset {preset!r}: " + "; ".join(problems)) from None

@@ -1,0 +1,212 @@
+"""Read and validate a dataset folder in the ERC layout.
+
+Layout (``data/<name>/``)::
+
+    pdfs/<sha1>.pdf     the reports, named by the SHA-1 of the file
+    subset.csv          sha1, company_name, cur[, major_industry]
+    questions.json      [{"text": ..., "kind": number|name|names|boolean|comparative}]
+    answers.json        optional gold: {question text: {kind, answers: [value], reference_pools:
+                        [["sha1:page_index", ...], ...]}}; page_index is 0-based in the file.
+    labels.jsonl        optional hand labels (see rag.labels)
+
+Page convention: everything inside ``rag`` uses ``page`` = 1-based physical page. The gold loader
+converts the file's 0-based ``page_index`` to 1-based ``page`` once, here.
+
+``load_dataset`` collects every problem (file, row, what is wrong) and raises one
+:class:`DatasetError` listing them all.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+KINDS = ("number", "name", "names", "boolean", "comparative")
+Kind = Literal["number", "name", "names", "boolean", "comparative"]
+SUBSET_COLUMNS = ("sha1", "company_name", "cur")
+
+
+class DatasetError(ValueError):
+    """Invalid dataset; ``problems`` holds one ``"file:row: message"`` line each."""
+
+    def __init__(self, root: Path, problems: list[str]):
+        self.problems = problems
+        super().__init__(f"dataset {root} has {len(problems)} problem(s):\n  " + "\n  ".join(problems))
+
+
+class _Rec(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Report(_Rec):
+    sha1: str
+    company: str
+    currency: str
+    industry: str = ""
+    pdf: Path
+
+
+class Question(_Rec):
+    qid: str  # "q000", "q001"… in questions.json order
+    text: str
+    kind: Kind
+
+
+class PageRef(_Rec):
+    sha1: str
+    page: int  # 1-based
+
+
+class Gold(_Rec):
+    kind: Kind
+    answers: tuple[str, ...]
+    # Each pool: pages of which any one is enough; 1-based pages.
+    pools: tuple[tuple[PageRef, ...], ...] = ()
+
+
+class Dataset(_Rec):
+    root: Path
+    name: str
+    reports: tuple[Report, ...]
+    questions: tuple[Question, ...]
+    gold: dict[str, Gold]  # by question text
+
+    def report(self, sha1: str) -> Report:
+        for r in self.reports:
+            if r.sha1 == sha1:
+                return r
+        raise KeyError(f"no report {sha1} in dataset {self.root}")
+
+    def question(self, qid: str) -> Question:
+        for q in self.questions:
+            if q.qid == qid:
+                return q
+        raise KeyError(f"no question {qid} in dataset {self.root}")
+
+
+def sha1_of(path: Path) -> str:
+    h = hashlib.sha1()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def parse_ref(ref: str) -> PageRef:
+    """``"sha1:page_index"`` (0-based, as in answers.json) → PageRef with 1-based page."""
+    sha1, _, idx = ref.rpartition(":")
+    if not sha1 or not idx.isdigit():
+        raise ValueError(f"bad reference {ref!r}: expected 'sha1:page_index'")
+    return PageRef(sha1=sha1, page=int(idx) + 1)
+
+
+def _load_subset(root: Path, problems: list[str], check_hashes: bool) -> list[Report]:
+    path = root / "subset.csv"
+    if not path.exists():
+        problems.append(f"{path}: missing file")
+        return []
+    reports: list[Report] = []
+    seen: dict[str, int] = {}
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in SUBSET_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            problems.append(f"{path}:1: missing column(s) {', '.join(missing)} (have {reader.fieldnames})")
+            return []
+        for row_no, row in enumerate(reader, 2):  # row 1 is the header
+            sha1 = (row.get("sha1") or "").strip().lower()
+            where = f"{path}:{row_no}"
+            if not sha1:
+                problems.append(f"{where}: empty sha1")
+                continue
+            if sha1 in seen:
+                problems.append(f"{where}: duplicated sha1 {sha1} (first on row {seen[sha1]})")
+                continue
+            seen[sha1] = row_no
+            if not (row.get("company_name") or "").strip():
+                problems.append(f"{where}: empty company_name for {sha1}")
+            pdf = root / "pdfs" / f"{sha1}.pdf"
+            if not pdf.exists():
+                problems.append(f"{where}: listed PDF {pdf} is absent")
+                continue
+            if check_hashes and sha1_of(pdf) != sha1:
+                problems.append(f"{pdf}: file's sha1 {sha1_of(pdf)} does not match its name")
+                continue
+            reports.append(Report(sha1=sha1, company=row["company_name"].strip(),
+                                  currency=(row.get("cur") or "").strip(),
+                                  industry=(row.get("major_industry") or "").strip(), pdf=pdf))
+    return reports
+
+
+def _load_json(path: Path, problems: list[str]):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        problems.append(f"{path}:{e.lineno}: not valid JSON ({e.msg})")
+        return None
+
+
+def _load_questions(root: Path, problems: list[str]) -> list[Question]:
+    path = root / "questions.json"
+    if not path.exists():
+        problems.append(f"{path}: missing file")
+        return []
+    data = _load_json(path, problems)
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        problems.append(f"{path}: expected a list of {{text, kind}}")
+        return []
+    out = []
+    for i, q in enumerate(data):
+        where = f"{path}[{i}]"
+        if not isinstance(q, dict) or not str(q.get("text", "")).strip():
+            problems.append(f"{where}: missing 'text'")
+            continue
+        if q.get("kind") not in KINDS:
+            problems.append(f"{where}: unknown answer kind {q.get('kind')!r} (expected one of {', '.join(KINDS)})")
+            continue
+        out.append(Question(qid=f"q{i:03d}", text=q["text"], kind=q["kind"]))
+    return out
+
+
+def _load_gold(root: Path, problems: list[str], shas: set[str]) -> dict[str, Gold]:
+    path = root / "answers.json"
+    if not path.exists():
+        return {}
+    data = _load_json(path, problems)
+    if not isinstance(data, dict):
+        if data is not None:
+            problems.append(f"{path}: expected an object keyed by question text")
+        return {}
+    gold = {}
+    for text, g in data.items():
+        where = f"{path}[{text[:60]!r}]"
+        if not isinstance(g, dict) or g.get("kind") not in KINDS:
+            problems.append(f"{where}: unknown answer kind {g.get('kind') if isinstance(g, dict) else g!r}")
+            continue
+        try:
+            pools = tuple(tuple(parse_ref(r) for r in pool) for pool in g.get("reference_pools", []))
+        except ValueError as e:
+            problems.append(f"{where}: {e}")
+            continue
+        gold[text] = Gold(kind=g["kind"], answers=tuple(str(a) for a in g.get("answers", [])), pools=pools)
+    return gold
+
+
+def load_dataset(root: Path | str, check_hashes: bool = True) -> Dataset:
+    """Load and validate ``root``; raises :class:`DatasetError` listing every problem found."""
+    root = Path(root)
+    if not root.is_dir():
+        raise DatasetError(root, [f"{root}: not a directory"])
+    problems: list[str] = []
+    reports = _load_subset(root, problems, check_hashes)
+    questions = _load_questions(root, problems)
+    gold = _load_gold(root, problems, {r.sha1 for r in reports})
+    if problems:
+        raise DatasetError(root, problems)
+    return Dataset(root=root, name=root.name, reports=tuple(reports), questions=tuple(questions), gold=gold)

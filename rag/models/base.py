@@ -1,0 +1,160 @@
+"""Types shared by every model backend, and fakes for unit tests.
+
+Every model call in the project goes through ``rag.models``; stage code only sees these types:
+
+- ``LLM.complete(messages, schema=None, **params) -> LLMResult``: ``schema`` is a pydantic model
+  class; with it ``result.value`` is a validated instance, without it the text.
+- ``LLM.complete_many(requests) -> list[LLMResult]``: same order as ``requests`` (each a dict of
+  ``complete``'s keyword arguments), run in parallel within the configured limits.
+- ``Embedder.embed(texts) -> np.ndarray``: float32, shape (n, dim), rows L2-normalized, so the
+  inner product is the cosine similarity (higher = more similar).
+- ``CrossEncoder.score(pairs) -> np.ndarray``: one relevance score per (query, passage) pair,
+  higher = more relevant.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
+
+import numpy as np
+from pydantic import BaseModel
+
+Messages = list[dict[str, str]]
+
+
+class ModelError(RuntimeError):
+    """Any failure of a model call that the caller should see."""
+
+
+class ModelUnavailable(ModelError):
+    """A backend cannot be used here (missing key, weights, server); the message says what to do."""
+
+
+class StructuredOutputError(ModelError):
+    """The model's answer did not fit the schema, even after one repair call."""
+
+    def __init__(self, message: str, raw: str):
+        super().__init__(message)
+        self.raw = raw
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    requests: int = 0  # HTTP requests actually sent (0 for a cache hit)
+    cached: bool = False
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens,
+                     self.requests + other.requests, self.cached and other.cached,
+                     self.cost_usd + other.cost_usd, self.seconds + other.seconds)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "requests": self.requests, "cached": self.cached, "cost_usd": round(self.cost_usd, 6),
+                "seconds": round(self.seconds, 3)}
+
+
+@dataclass
+class LLMResult:
+    value: Any  # validated pydantic instance when a schema was given, else str
+    raw: str  # the model's text as received (before repair)
+    model: str
+    usage: Usage = field(default_factory=Usage)
+    repaired: bool = False  # a repair call was needed to fit the schema
+
+
+class LLM(Protocol):
+    model: str
+
+    def complete(self, messages: Messages, schema: type[BaseModel] | None = None, **params: Any) -> LLMResult: ...
+
+    def complete_many(self, requests: Sequence[dict[str, Any]]) -> list[LLMResult]: ...
+
+
+class Embedder(Protocol):
+    model_name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class CrossEncoder(Protocol):
+    model_name: str
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray: ...
+
+
+class UsageMeter:
+    """Thread-safe running totals of usage (one per LLM / embedder)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._total = Usage(cached=True)
+        self.calls = 0
+        self.cache_hits = 0
+
+    def add(self, u: Usage) -> None:
+        with self._lock:
+            self._total = self._total + u
+            self.calls += 1
+            self.cache_hits += int(u.cached)
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._lock:
+            d = self._total.as_dict()
+            d.pop("cached")
+            d.update(calls=self.calls, cache_hits=self.cache_hits)
+            return d
+
+
+# ---- fakes for unit tests -------------------------------------------------------------------
+class FakeLLM:
+    """Deterministic stand-in: ``respond(messages, schema)`` returns a str or a dict for the schema.
+
+    Counts calls; usage counts characters / 4 as tokens. Use for logic tests only.
+    """
+
+    def __init__(self, respond: Callable[[Messages, type[BaseModel] | None], Any], model: str = "fake-llm"):
+        self.respond = respond
+        self.model = model
+        self.calls: list[tuple[Messages, type[BaseModel] | None]] = []
+        self.meter = UsageMeter()
+
+    def complete(self, messages: Messages, schema: type[BaseModel] | None = None, **params: Any) -> LLMResult:
+        self.calls.append((messages, schema))
+        out = self.respond(messages, schema)
+        raw = out if isinstance(out, str) else json.dumps(out)
+        value: Any = raw
+        if schema is not None:
+            value = schema.model_validate(out if isinstance(out, dict) else json.loads(raw))
+        prompt = sum(len(m["content"]) for m in messages) // 4
+        usage = Usage(prompt_tokens=prompt, completion_tokens=len(raw) // 4, requests=1)
+        self.meter.add(usage)
+        return LLMResult(value=value, raw=raw, model=self.model, usage=usage)
+
+    def complete_many(self, requests: Sequence[dict[str, Any]]) -> list[LLMResult]:
+        return [self.complete(**r) for r in requests]
+
+
+class HashEmbedder:
+    """Bag-of-words hashing embedder (no weights): for unit tests of retrieval logic."""
+
+    def __init__(self, dim: int = 256, model_name: str = "hash-bow"):
+        self.dim = dim
+        self.model_name = model_name
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in re.findall(r"\w+", t.lower()):
+                out[i, int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)

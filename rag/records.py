@@ -1,0 +1,99 @@
+"""Typed records passed between stages (and stored as their JSON artifacts).
+
+Page convention: ``page`` is the 1-based physical page number everywhere in these records.
+Bounding boxes are in PDF points with the origin at the page's top-left (y grows downwards).
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Rec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---- 01_parse ----------------------------------------------------------------------------
+class TextBlock(_Rec):
+    kind: Literal["text", "heading", "caption", "list_item", "footer", "header", "other"] = "text"
+    text: str
+    bbox: tuple[float, float, float, float] | None = None  # (left, top, right, bottom), points
+
+
+class ParsedTable(_Rec):
+    table_id: str  # "<page>-<n>", n counting from 0 on the page
+    page: int  # 1-based
+    cells: list[list[str]]  # row-major grid; first row is the header when ``header_rows`` > 0
+    header_rows: int = 1
+    markdown: str
+    html: str
+    bbox: tuple[float, float, float, float] | None = None
+    # Text lines just above the table (title, "(in thousands)"…), kept for unit detection.
+    context_above: str = ""
+    # Index of this table's first block in reading order on the page (tables sit between blocks).
+    block_index: int = 0
+
+
+class PageMetrics(_Rec):
+    chars: int
+    garbled_ratio: float  # share of characters that are glyph artefacts / non-word noise, 0..1
+    words: int = 0
+
+
+class ParsedPage(_Rec):
+    page: int  # 1-based
+    width: float = 0.0
+    height: float = 0.0
+    blocks: list[TextBlock] = Field(default_factory=list)  # reading order
+    tables: list[ParsedTable] = Field(default_factory=list)
+    metrics: PageMetrics
+
+
+class ParsedReport(_Rec):
+    sha1: str
+    pdf: str
+    pipeline: Literal["standard", "native"]
+    n_pages: int
+    seconds: float
+    pages: list[ParsedPage]
+
+
+# ---- 02_clean ----------------------------------------------------------------------------
+class CleanTable(_Rec):
+    table_id: str
+    page: int  # 1-based
+    markdown: str  # header line with unit/currency first, then the Markdown grid
+    html: str
+    scale: int | None = None  # 1, 1_000, 1_000_000, 1_000_000_000 (None: not stated)
+    currency: str | None = None  # ISO code when found ("USD", "EUR"…)
+    unit_text: str = ""  # the phrase the unit was read from, e.g. "(in thousands)"
+    serialized: str | None = None  # optional LLM sentences
+
+
+class CleanPage(_Rec):
+    page: int  # 1-based
+    markdown: str  # whole page: headings, text and tables in reading order
+    tables: list[CleanTable] = Field(default_factory=list)
+    ocr: bool = False
+    garbled_ratio: float = 0.0
+
+
+class CleanReport(_Rec):
+    sha1: str
+    company: str
+    pages: list[CleanPage]
+    ocr_pages: list[int] = Field(default_factory=list)
+
+
+# ---- 03_chunk ----------------------------------------------------------------------------
+class Chunk(_Rec):
+    chunk_id: str  # "<sha1[:8]>-s<size>-p<page>-<n>"
+    sha1: str
+    page: int  # 1-based
+    size: int  # the configured chunk size this chunk was made for
+    kind: Literal["text", "table", "serialized_table"]
+    text: str  # what is embedded and indexed (context header included when configured)
+    tokens: int  # cl100k tokens of ``text``
+    heading: str = ""
+    table_id: str | None = None

@@ -1,0 +1,33 @@
+"""Shared fixtures: the generated demo corpus (session-scoped) and a test config factory."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# No test may reach a model hub.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+SHARED_DEV = Path(__file__).resolve().parents[2] / "shared" / "erc2-dev"
+
+
+@pytest.fixture(scope="session")
+def demo_dir(tmp_path_factory) -> Path:
+    """A freshly generated demo corpus (ERC layout) in a temp folder."""
+    from rag.demo import generate
+
+    return generate(tmp_path_factory.mktemp("demo") / "demo")
+
+
+@pytest.fixture
+def make_cfg(tmp_path):
+    """``make_cfg(data_dir, **overrides)`` -> a `test`-preset config writing under tmp_path."""
+    from rag.config import load_config
+
+    def _make(data_dir: Path | str = "data/demo", run: str = "t", overrides: dict | None = None, preset: str = "test"):
+        return load_config(preset, overrides=overrides, data_dir=str(data_dir), run=run,
+                           outputs_dir=str(tmp_path / "outputs"), cache_dir=str(tmp_path / "cache"))
+
+    return _make

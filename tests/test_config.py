@@ -1,0 +1,61 @@
+import pytest
+
+from rag.config import ConfigError, RunConfig, available_presets, load_config
+
+
+def test_presets_exist_and_load():
+    assert {"offline", "openai", "gpu", "test"} <= set(available_presets())
+    for name in available_presets():
+        cfg = load_config(name)
+        assert isinstance(cfg, RunConfig) and cfg.preset == name
+
+
+def test_offline_is_keyless_and_openai_is_the_winners_stack():
+    off, oai, gpu = load_config("offline"), load_config("openai"), load_config("gpu")
+    assert off.llm.backend == "llama_cpp" and off.embed.backend == "local"
+    assert oai.embed.model == "text-embedding-3-large" and oai.llm.model.startswith("gpt-4o")
+    assert gpu.parse.pipeline == "standard" and gpu.parse.device == "cuda" and gpu.llm.base_url
+
+
+def test_test_preset_extends_offline():
+    t = load_config("test")
+    assert t.llm.gguf == "qwen2.5-coder-0.5b"
+    assert t.retrieve.mode == load_config("offline").retrieve.mode  # inherited
+
+
+def test_overrides_dotted_and_nested():
+    cfg = load_config("offline", overrides={"chunk.sizes": [300, 1000], "rerank": {"mode": "none"}}, run="x")
+    assert cfg.chunk.sizes == (300, 1000) and cfg.rerank.mode == "none" and cfg.run == "x"
+
+
+def test_frozen():
+    cfg = load_config("offline")
+    with pytest.raises(Exception):
+        cfg.run = "other"
+    with pytest.raises(Exception):
+        cfg.chunk.overlap = 3
+
+
+@pytest.mark.parametrize("overrides,needle", [
+    ({"chunk.sizez": 3}, "chunk.sizez"),
+    ({"nope": 1}, "nope"),
+    ({"rerank.mode": "magic"}, "rerank.mode"),
+    ({"chunk.overlap": -1}, "chunk.overlap"),
+    ({"retrieve.top_k_chunks": "many"}, "retrieve.top_k_chunks"),
+])
+def test_unknown_key_or_bad_value_names_it(overrides, needle):
+    with pytest.raises(ConfigError, match=needle.replace(".", r"\.")):
+        load_config("offline", overrides=overrides)
+
+
+def test_unknown_preset():
+    with pytest.raises(ConfigError, match="unknown preset 'nosuch'"):
+        load_config("nosuch")
+
+
+def test_hashes_change_with_the_section_only():
+    a = load_config("offline")
+    b = load_config("offline", overrides={"rerank.mode": "none"})
+    assert a.section_hash("chunk") == b.section_hash("chunk")
+    assert a.section_hash("rerank") != b.section_hash("rerank")
+    assert a.config_hash() != b.config_hash()

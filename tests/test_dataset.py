@@ -1,0 +1,85 @@
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rag.dataset import DatasetError, load_dataset, parse_ref
+from conftest import SHARED_DEV
+
+
+def _make(tmp_path: Path, n=2, questions=None, subset_extra="", answers=None) -> Path:
+    root = tmp_path / "ds"
+    (root / "pdfs").mkdir(parents=True)
+    rows = ["sha1,company_name,cur,major_industry"]
+    for i in range(n):
+        data = f"%PDF-1.4 fake {i}".encode()
+        sha = hashlib.sha1(data).hexdigest()
+        (root / "pdfs" / f"{sha}.pdf").write_bytes(data)
+        rows.append(f"{sha},Company {i} Inc.,USD,Tech")
+    (root / "subset.csv").write_text("\n".join(rows) + "\n" + subset_extra)
+    qs = questions if questions is not None else [{"text": "What is X of Company 0 Inc.?", "kind": "number"}]
+    (root / "questions.json").write_text(json.dumps(qs))
+    if answers is not None:
+        (root / "answers.json").write_text(json.dumps(answers))
+    return root
+
+
+def test_valid_dataset(tmp_path):
+    root = _make(tmp_path, answers={"What is X of Company 0 Inc.?": {
+        "kind": "number", "answers": ["1.0"], "reference_pools": [["abc:0", "abc:4"]]}})
+    ds = load_dataset(root)
+    assert len(ds.reports) == 2 and ds.questions[0].qid == "q000"
+    g = ds.gold["What is X of Company 0 Inc.?"]
+    assert [p.page for p in g.pools[0]] == [1, 5]  # 0-based page_index -> 1-based page
+
+
+def test_ref_conversion():
+    assert parse_ref("deadbeef:0").page == 1
+    with pytest.raises(ValueError):
+        parse_ref("deadbeef")
+
+
+def test_every_problem_is_named(tmp_path):
+    root = _make(tmp_path, questions=[{"text": "q", "kind": "essay"}])
+    first = (root / "subset.csv").read_text().splitlines()[1]
+    sha = first.split(",")[0]
+    with open(root / "subset.csv", "a") as f:
+        f.write(first + "\n")  # duplicated sha1 on row 4
+        f.write("0" * 40 + ",Ghost Ltd,USD,X\n")  # listed PDF absent, row 5
+    # a file whose content does not match its name
+    bad = root / "pdfs" / ("1" * 40 + ".pdf")
+    bad.write_bytes(b"%PDF other")
+    with open(root / "subset.csv", "a") as f:
+        f.write("1" * 40 + ",Mismatch plc,GBP,X\n")
+    with pytest.raises(DatasetError) as e:
+        load_dataset(root)
+    msg = str(e.value)
+    assert "subset.csv:4: duplicated sha1 " + sha in msg
+    assert "subset.csv:5: listed PDF" in msg and "is absent" in msg
+    assert "does not match its name" in msg and "1111111111" in msg
+    assert "questions.json[0]: unknown answer kind 'essay'" in msg
+
+
+def test_missing_column(tmp_path):
+    root = _make(tmp_path)
+    (root / "subset.csv").write_text("sha1,company\nabc,X\n")
+    with pytest.raises(DatasetError, match=r"subset.csv:1: missing column\(s\) company_name, cur"):
+        load_dataset(root)
+
+
+def test_missing_files_and_bad_json(tmp_path):
+    root = _make(tmp_path)
+    (root / "questions.json").write_text("[{")
+    (root / "answers.json").write_text("{}")
+    with pytest.raises(DatasetError, match="questions.json:1: not valid JSON"):
+        load_dataset(root)
+    with pytest.raises(DatasetError, match="not a directory"):
+        load_dataset(tmp_path / "nope")
+
+
+@pytest.mark.skipif(not SHARED_DEV.exists(), reason="../shared/erc2-dev not present")
+def test_erc2_dev_loads():
+    ds = load_dataset(SHARED_DEV)
+    assert len(ds.reports) == 13 and len(ds.questions) == 22 and len(ds.gold) == 22
