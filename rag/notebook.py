@@ -1,0 +1,30 @@
+"""Small helpers the notebooks call (so their cells stay one-liners)."""
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from .artifacts import read_manifest
+from .config import RunConfig
+from .dataset import Dataset
+
+
+def setup(preset: str, data_dir: str, run: str, overrides: dict[str, Any] | None = None) -> tuple[RunConfig, Dataset]:
+    """Config + dataset for a notebook's parameters (generates the demo corpus when it is the target)."""
+    from .pipeline import prepare
+
+    pd.set_option("display.max_colwidth", 120)
+    pd.set_option("display.width", 200)
+    cfg, ds = prepare(preset, data_dir, run, overrides)
+    print(f"preset={cfg.preset} run={cfg.run} data={cfg.data_dir} reports={len(ds.reports)} "
+          f"questions={len(ds.questions)} config_hash={cfg.config_hash()}")
+    return cfg, ds
+
+
+def manifest_summary(cfg: RunConfig, stage: str) -> pd.DataFrame:
+    """One-row view of a stage manifest: seconds, counts and tokens."""
+    m = read_manifest(cfg, stage)
+    row = {"stage": stage, "seconds": m.get("seconds"), **{f"count.{k}": v for k, v in m.get("counts", {}).items()},
+           **{f"tokens.{k}": v for k, v in m.get("tokens", {}).items()}}
+    return pd.DataFrame([row])
