@@ -48,8 +48,24 @@ class ParseConfig(_Frozen):
     row_tolerance_pt: float = Field(3.0, gt=0)
     # Gap in points between two words on a line that separates two table columns.
     column_gap_pt: float = Field(12.0, gt=0)
+    # Two adjacent numbers split into two columns already at this gap in points (narrow amount columns).
+    number_gap_pt: float = Field(5.0, gt=0)
     # A run of at least this many consecutive multi-column rows with a numeric cell is a table.
     min_table_rows: int = Field(2, ge=2)
+    # Rows further apart than this many points (bottom of one to top of the next) end a table.
+    max_row_gap_pt: float = Field(16.0, gt=0)
+    # Text rows kept above a table as its context (title, "(in thousands)"), nearest last.
+    context_lines: int = Field(2, ge=0)
+    # Two text lines join one block when the gap between them is at most this share of line height.
+    paragraph_gap_ratio: float = Field(0.8, ge=0)
+    # A one-line bold (font name) block at most this many characters long is tagged "heading" (native path).
+    heading_max_chars: int = Field(120, ge=1)
+    # ...or a one-liner whose line height is at least this multiple of the page's median line height.
+    heading_size_ratio: float = Field(1.25, gt=1)
+    # docling-parse threads inside each worker (1: the workers are the parallelism).
+    parser_threads: int = Field(1, ge=1)
+    # Per-report time limit in seconds (0: none); a report over it is recorded as failed.
+    timeout_s: float = Field(0.0, ge=0)
 
 
 class CleanConfig(_Frozen):
@@ -63,6 +79,32 @@ class CleanConfig(_Frozen):
     # Optional LLM table serialization (winner's trick): tables rewritten as sentences.
     serialize_tables: bool = False
     serialize_max_tables: int = Field(200, ge=0)
+    # Characters of one table's Markdown sent to the serializing LLM (a longer table is cut there).
+    serialize_max_chars: int = Field(6000, ge=200)
+    # OCR render scale in pixels per PDF point (2.0 = 144 dpi; higher reads small print better, slower).
+    ocr_scale: float = Field(2.0, gt=0)
+    # onnxruntime threads of the OCR engine (speed only, not part of the currency key).
+    ocr_threads: int = Field(2, ge=1)
+    # OCR text boxes below this recognizer confidence (0..1) are dropped.
+    ocr_min_score: float = Field(0.5, ge=0, le=1)
+    # OCR boxes whose vertical centres differ by at most this multiple of the box height share a line.
+    ocr_row_tolerance: float = Field(0.5, gt=0)
+    # A page with at most this many non-space characters is text-less: OCR'd unless its image is blank.
+    textless_max_chars: int = Field(0, ge=0)
+    # Share of pixels (0..1) differing from the background below which a page image is blank (no OCR).
+    blank_ink_share: float = Field(0.005, ge=0, le=1)
+    # Blocks looked at on the top and on the bottom of each page for repeated headers/footers.
+    edge_lines: int = Field(2, ge=0)
+    # ...and blocks inside this share (0..1) of the page height from the top or the bottom edge.
+    edge_zone: float = Field(0.08, ge=0, lt=0.5)
+    # Only edge blocks up to this many characters can be headers/footers (running heads are short).
+    edge_line_max_chars: int = Field(150, ge=1)
+    # Header/footer removal only in reports with at least this many pages.
+    repeated_min_pages: int = Field(4, ge=2)
+    # Page text lines up to this many characters are searched (nearest first) for a table's unit.
+    unit_line_max_chars: int = Field(160, ge=10)
+    # A table title in the unit line is cut to this many characters.
+    table_title_max_chars: int = Field(120, ge=10)
 
 
 class ChunkConfig(_Frozen):
@@ -78,8 +120,12 @@ class EmbedConfig(_Frozen):
     backend: Literal["local", "openai"] = "local"
     model: str = "all-MiniLM-L6-v2"
     batch_size: int = Field(64, ge=1)
-    # Input limit of the embedding model in its own tokens (MiniLM: 256 wordpieces).
+    # Input limit of the embedding model in its own tokens (MiniLM: 256 wordpieces); longer text is truncated.
     max_input_tokens: int = Field(256, ge=1)
+    # openai backend: env var holding the API key (the key itself is never stored or logged).
+    api_key_env: str = "OPENAI_API_KEY"
+    # Disk cache of vectors keyed by model + text under cache_dir (re-embedding unchanged text is free).
+    cache: bool = True
 
 
 class RetrieveConfig(_Frozen):
@@ -93,7 +139,15 @@ class RetrieveConfig(_Frozen):
     page_score: Literal["max", "sum", "rrf_sum"] = "max"
     # Pages handed on to reranking / answering.
     top_pages: int = Field(10, ge=1)
+    # Search with the question minus its answer-format boilerplate ("If data is not available, return
+    # 'N/A'.", "according to the annual report") and minus the routed company's name (every chunk's
+    # context header carries it, so it only adds noise).
+    query_cleanup: bool = True
+    # LLM rewrites the question into keywords + paraphrases, used by BM25 (all) and dense (each paraphrase).
     query_expansion: bool = False
+    # Upper bounds on what the expansion may add (counts of keywords / paraphrases kept).
+    expansion_keywords: int = Field(8, ge=0)
+    expansion_paraphrases: int = Field(2, ge=0)
 
 
 class RerankConfig(_Frozen):
@@ -108,6 +162,10 @@ class RerankConfig(_Frozen):
     # Characters of each page shown to the LLM reranker (keeps the local model's prompt lean).
     page_chars: int = Field(2500, ge=100)
     cross_encoder_models: tuple[str, ...] = ()
+    # Completion-token cap of one LLM rerank call (a batch): keeps the local model's answers short.
+    max_tokens: int = Field(320, ge=16)
+    # Words asked for in each page's reason (prompt instruction, not enforced).
+    reason_words: int = Field(12, ge=1)
 
 
 class LLMConfig(_Frozen):
@@ -128,7 +186,18 @@ class LLMConfig(_Frozen):
     concurrency: int = Field(1, ge=1)
     requests_per_minute: int = Field(0, ge=0)  # 0: unlimited
     tokens_per_minute: int = Field(0, ge=0)  # 0: unlimited
+    # How a schema is enforced: "auto" = json_schema for openai, json_object+schema (grammar) for llama_cpp,
+    # schema-in-prompt for openai_compatible; the others force one way.
     structured: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
+    # Disk cache of completions keyed by (model, messages, schema, params) under cache_dir.
+    cache: bool = True
+    # One repair call (reparser prompt with schema + bad output) before StructuredOutputError.
+    repair: bool = True
+    # Retry backoff on 429/5xx/timeouts: base * 2**attempt seconds (+ jitter), capped; Retry-After wins.
+    retry_base_s: float = Field(1.0, gt=0)
+    retry_max_s: float = Field(60.0, gt=0)
+    # llama_cpp backend: seconds to wait for the local server's /v1/models to answer after start.
+    server_start_timeout_s: float = Field(180.0, gt=0)
 
 
 class AnswerConfig(_Frozen):
@@ -141,6 +210,24 @@ class AnswerConfig(_Frozen):
     max_references: int = Field(3, ge=0)
     team_email: str = "team@example.com"
     submission_name: str = "enterprise-rag"
+    # Folder of the prompt text blocks (relative to the project root).
+    prompts_dir: str = "prompts"
+    # Long context: answer the parts (each <= max_context_tokens) in page-rank order and stop at the
+    # first part with an answer (number/name: non-N/A, boolean: true); False answers every part.
+    early_stop: bool = True
+    # Lines above a table searched for its unit line ("values in thousands of USD").
+    unit_lookback_lines: int = Field(3, ge=0)
+    # Sanity check: largest |k| tried when matching answer == printed value * 1000**k.
+    sanity_max_power: int = Field(3, ge=1)
+    # Comparative questions: pick max/min in code when the question says which ("highest"…), else
+    # ask the comparison prompt; "prompt" always asks it.
+    comparative_pick: Literal["code", "prompt"] = "code"
+    # A number answer whose printed figure (digits) appears on no context page is N/A (guards
+    # against a small model's made-up or miscomputed numbers).
+    require_printed_in_context: bool = True
+    # Keep the model's citations for a boolean "false" answer (never filled). Off: a "false" usually
+    # has no gold pages, and every cited page outside the gold pools costs reference score.
+    refs_for_false: bool = False
 
 
 class RunConfig(_Frozen):

@@ -1,0 +1,41 @@
+"""Model layer: every model call of the pipeline goes through here (contracts in ``base.py``).
+
+- ``get_llm(cfg) -> LLM``: one client per ``cfg.llm`` section (the llama_cpp backend starts a local
+  server on first use and stops it at exit / ``shutdown_all()``).
+- ``get_embedder(cfg) -> Embedder``: L2-normalized float32 vectors, disk-cached.
+- ``get_cross_encoder(cfg, name) -> CrossEncoder``: ``ModelUnavailable`` when its weights are absent.
+- ``get_encoding(cfg)`` / ``count_tokens(text, cfg)``: offline tiktoken (cl100k_base).
+Importing this package is cheap: torch, sentence-transformers and openai load on first use.
+"""
+from __future__ import annotations
+
+from .base import (LLM, CrossEncoder, Embedder, FakeLLM, HashEmbedder, LLMResult, ModelError, ModelUnavailable,
+                   StructuredOutputError, Usage, UsageMeter)
+from .embed import get_embedder
+from .tokens import count_tokens, get_encoding
+
+
+def get_llm(cfg) -> LLM:
+    """The LLM client for ``cfg.llm`` (built once per distinct llm section; thread-safe)."""
+    from .llm import get_llm as _get
+
+    return _get(cfg)
+
+
+def get_cross_encoder(cfg, name: str) -> CrossEncoder:
+    """A sentence-transformers CrossEncoder named ``name`` (local folder or cached hub id)."""
+    from .cross import get_cross_encoder as _get
+
+    return _get(cfg, name)
+
+
+def shutdown_all() -> None:
+    """Stop every local model server this process started (also done automatically at exit)."""
+    from .llm import shutdown_all as _stop
+
+    _stop()
+
+
+__all__ = ["get_llm", "get_embedder", "get_cross_encoder", "get_encoding", "count_tokens", "shutdown_all",
+           "LLM", "Embedder", "CrossEncoder", "LLMResult", "Usage", "UsageMeter", "ModelError", "ModelUnavailable",
+           "StructuredOutputError", "FakeLLM", "HashEmbedder"]

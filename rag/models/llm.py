@@ -1,0 +1,327 @@
+"""Chat LLM clients over the OpenAI protocol: OpenAI, any OpenAI-compatible server, a local llama.cpp server.
+
+Contract (see ``base.LLM``):
+- ``get_llm(cfg)`` returns one ``ChatLLM`` per distinct ``cfg.llm`` section (+ cache/models dirs), shared
+  by threads; it raises ``ModelUnavailable`` at once when weights, package or API key are missing. The llama_cpp backend starts its server lazily on the first call that is not a cache hit and
+  stops it at interpreter exit or ``shutdown()`` / ``shutdown_all()``.
+- ``complete(messages, schema=None, **params) -> LLMResult``. ``params`` override ``temperature``,
+  ``max_tokens``, ``seed`` from the config; other known chat-completion params pass through, unknown
+  ones go to the server in ``extra_body``. With a pydantic ``schema``: enforced per ``cfg.llm.structured``
+  (auto: ``json_schema`` for openai, ``json_object`` + grammar schema for llama_cpp, schema-in-prompt for
+  openai_compatible), parsed tolerantly (``jsonx``), and on failure ONE repair call; then
+  ``StructuredOutputError(raw)``.
+- Each HTTP chat call is disk-cached (``<cache_dir>/llm.sqlite``) under (model id, messages, response
+  format, sampling params); a hit sends no request. ``LLMResult.usage`` sums the call and its repair;
+  ``usage.cached`` is True only when nothing was sent. Every ``complete`` adds its usage ONCE to
+  ``self.meter`` (``meter.snapshot()`` = totals).
+- Retries (own, the openai client's are off): 429, 5xx, timeouts and connection errors, up to
+  ``cfg.llm.max_retries`` times, waiting Retry-After when the server sends it, else exponential backoff
+  with jitter. Requests/min and tokens/min budgets are shared by all threads of one client.
+- ``complete_many(requests)``: results in request order, ``cfg.llm.concurrency`` threads.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Sequence
+
+from pydantic import BaseModel
+
+from .base import LLMResult, ModelError, ModelUnavailable, StructuredOutputError, Usage, UsageMeter
+from .cache import DiskCache, make_key
+from .jsonx import parse_structured, repair_messages, with_schema_prompt
+from .ratelimit import RateLimiter, backoff_s, parse_retry_after
+
+# USD per 1M tokens (input, output); models not listed (local ones) cost 0.
+PRICES = {
+    "gpt-4o-2024-08-06": (2.50, 10.00), "gpt-4o": (2.50, 10.00), "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4.1": (2.00, 8.00), "gpt-4.1-mini": (0.40, 1.60), "gpt-4.1-nano": (0.10, 0.40),
+    "o3-mini": (1.10, 4.40),
+}
+# Chat-completion params the openai client takes as keywords; anything else goes in extra_body.
+_CLIENT_PARAMS = {"frequency_penalty", "logit_bias", "logprobs", "max_tokens", "max_completion_tokens", "n",
+                  "presence_penalty", "response_format", "seed", "stop", "temperature", "top_logprobs", "top_p",
+                  "user"}
+_RETRY_STATUS = {408, 409, 429}  # plus every 5xx
+
+
+def _price(model: str, prompt: int, completion: int) -> float:
+    p_in, p_out = PRICES.get(model, (0.0, 0.0))
+    return (prompt * p_in + completion * p_out) / 1e6
+
+
+def _strict_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    try:  # OpenAI's strict mode needs additionalProperties=false and every field required
+        from openai.lib._pydantic import to_strict_json_schema
+
+        return to_strict_json_schema(schema)
+    except Exception:  # noqa: BLE001 - private helper; fall back to the plain schema
+        return schema.model_json_schema()
+
+
+class ChatLLM:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.llm_cfg = c = cfg.llm
+        self.backend = c.backend
+        self.model = c.gguf if c.backend == "llama_cpp" else c.model
+        self.meter = UsageMeter()
+        self.cache = DiskCache(cfg.path("cache_dir") / "llm.sqlite") if c.cache else None
+        self.limiter = RateLimiter(c.requests_per_minute, c.tokens_per_minute)
+        self.server = None
+        self._client = None
+        self._client_url: str | None = None
+        self._lock = threading.Lock()
+        self._count_lock = threading.Lock()
+        self.http_requests = 0  # HTTP attempts actually sent (incl. failed ones), for tests/diagnostics
+
+    def check_available(self) -> None:
+        """Cheap up-front checks (no server start, no request): weights / package / key present.
+
+        Raises ``ModelUnavailable`` saying what to do; lets ``get_llm`` fail early and clearly.
+        """
+        c = self.llm_cfg
+        if self.backend == "llama_cpp":
+            import importlib.util
+
+            from .weights import gguf_path
+
+            path = gguf_path(c.gguf, self.cfg.path("models_dir"))
+            if not path.exists():
+                raise ModelUnavailable(f"{path} not found: run `make models` "
+                                       f"(python -m rag.models.weights --ensure {c.gguf})")
+            if importlib.util.find_spec("llama_cpp") is None:
+                raise ModelUnavailable("llama-cpp-python is not installed: run `make setup` "
+                                       "(pip install 'llama-cpp-python[server]==0.3.36')")
+        elif self.backend == "openai" and not os.environ.get(c.api_key_env):
+            raise ModelUnavailable(f"llm.backend=openai needs an API key in ${c.api_key_env}: export it, "
+                                   "or use the offline preset (local llama.cpp)")
+        elif self.backend == "openai_compatible" and not c.base_url:
+            raise ModelUnavailable("llm.backend=openai_compatible needs llm.base_url "
+                                   "(e.g. http://127.0.0.1:8000/v1 of a running vLLM server)")
+
+    # ---- connection ------------------------------------------------------------------------------
+    @property
+    def structured_mode(self) -> str:
+        mode = self.llm_cfg.structured
+        if mode != "auto":
+            return mode
+        return {"openai": "json_schema", "llama_cpp": "json_object"}.get(self.backend, "prompt")
+
+    def _connect(self):
+        with self._lock:
+            c = self.llm_cfg
+            if self.backend == "llama_cpp":
+                from .llama_server import get_server
+                from .weights import gguf_path
+
+                # One server per (weights, n_ctx, n_threads) in this process, shared by every client using it;
+                # start() is a no-op while it runs and restarts it after shutdown() / a crash.
+                self.server = get_server(gguf_path(c.gguf, self.cfg.path("models_dir")), c.gguf, c.n_ctx,
+                                         c.n_threads, c.server_start_timeout_s).start()
+                base_url, key = self.server.base_url, "local"
+            elif self.backend == "openai":
+                key = os.environ.get(c.api_key_env)
+                if not key:
+                    raise ModelUnavailable(f"llm.backend=openai needs an API key in ${c.api_key_env}: export it, "
+                                           "or use the offline preset (local llama.cpp)")
+                base_url = c.base_url
+            else:
+                if not c.base_url:
+                    raise ModelUnavailable("llm.backend=openai_compatible needs llm.base_url "
+                                           "(e.g. http://127.0.0.1:8000/v1 of a running vLLM server)")
+                base_url, key = c.base_url, os.environ.get(c.api_key_env) or "not-needed"
+            if self._client is None or self._client_url != base_url:
+                from openai import OpenAI
+
+                self._client = OpenAI(api_key=key, base_url=base_url, timeout=c.timeout_s, max_retries=0)
+                self._client_url = base_url
+            return self._client
+
+    def shutdown(self) -> None:
+        """Stop the local server this client uses (if any); a later call starts a new one."""
+        with self._lock:
+            if self.server is not None:
+                self.server.stop()
+            self._client = None
+
+    def __enter__(self) -> "ChatLLM":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+
+    # ---- one HTTP chat call, cached and retried ------------------------------------------------------
+    def _request(self, messages: list[dict[str, str]], response_format: dict | None, params: dict) -> tuple[str, Usage]:
+        key = make_key("chat", self.backend if self.backend == "llama_cpp" else "remote", self.model, messages,
+                       response_format, params)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                d = json.loads(hit)
+                return d["text"], Usage(d["prompt_tokens"], d["completion_tokens"], 0, True, 0.0, 0.0)
+        kwargs: dict[str, Any] = {k: v for k, v in params.items() if k in _CLIENT_PARAMS}
+        extra = {k: v for k, v in params.items() if k not in _CLIENT_PARAMS}
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+        if extra:
+            kwargs["extra_body"] = extra
+        est = 0
+        if self.limiter.limits_tokens:  # token budget: prompt (cl100k estimate) + completion cap
+            from .tokens import count_tokens
+
+            est = sum(count_tokens(m.get("content") or "", self.cfg) for m in messages) + int(params.get("max_tokens", 0))
+        c = self.llm_cfg
+        t0, sent = time.time(), 0
+        for attempt in range(c.max_retries + 1):
+            self.limiter.acquire(est)
+            client = self._connect()
+            sent += 1
+            with self._count_lock:
+                self.http_requests += 1
+            try:
+                resp = client.chat.completions.create(model=self.model, messages=messages, **kwargs)
+                break
+            except Exception as e:  # noqa: BLE001 - classified below
+                retry_after, retryable = self._classify(e)
+                if not retryable or attempt >= c.max_retries:
+                    raise self._final_error(e, sent) from e
+                time.sleep(backoff_s(attempt, c.retry_base_s, c.retry_max_s, retry_after))
+        text = resp.choices[0].message.content or ""
+        u = resp.usage
+        pt, ct = (u.prompt_tokens or 0, u.completion_tokens or 0) if u else (0, 0)
+        usage = Usage(pt, ct, sent, False, _price(self.model, pt, ct), time.time() - t0)
+        if self.cache is not None:
+            self.cache.put(key, json.dumps({"text": text, "prompt_tokens": pt, "completion_tokens": ct}).encode())
+        return text, usage
+
+    @staticmethod
+    def _classify(e: Exception) -> tuple[float | None, bool]:
+        import openai
+
+        if isinstance(e, (openai.APITimeoutError, openai.APIConnectionError)):
+            return None, True
+        if isinstance(e, openai.APIStatusError):
+            retry_after = parse_retry_after(e.response.headers.get("retry-after") if e.response is not None else None)
+            return retry_after, e.status_code in _RETRY_STATUS or e.status_code >= 500
+        return None, False
+
+    def _final_error(self, e: Exception, sent: int) -> Exception:
+        import openai
+
+        where = f"{self.backend} model {self.model!r}"
+        if isinstance(e, openai.AuthenticationError):
+            return ModelUnavailable(f"{where}: the API key in ${self.llm_cfg.api_key_env} was refused (401)")
+        if isinstance(e, (openai.APITimeoutError, openai.APIConnectionError)):
+            url = self.server.base_url if self.server else (self.llm_cfg.base_url or "api.openai.com")
+            tail = ("\nserver log:\n" + self.server.log_tail()) if self.server else ""
+            return ModelUnavailable(f"{where}: server at {url} unreachable after {sent} attempts ({e}); "
+                                    f"is it running?{tail}")
+        if isinstance(e, openai.APIStatusError):
+            return ModelError(f"{where}: HTTP {e.status_code} after {sent} attempts: {str(e)[:1000]}")
+        return e
+
+    # ---- public API ------------------------------------------------------------------------------
+    def _params(self, params: dict[str, Any]) -> dict[str, Any]:
+        c = self.llm_cfg
+        out = {"temperature": c.temperature, "max_tokens": c.max_tokens, "seed": c.seed}
+        out.update({k: v for k, v in params.items() if v is not None})
+        return out
+
+    def _format(self, messages: list[dict[str, str]], schema: type[BaseModel] | None) -> tuple[list, dict | None]:
+        if schema is None:
+            return messages, None
+        js = schema.model_json_schema()
+        mode = self.structured_mode
+        if mode == "json_schema":
+            return messages, {"type": "json_schema",
+                              "json_schema": {"name": schema.__name__, "schema": _strict_schema(schema), "strict": True}}
+        if mode == "json_object" and self.backend == "llama_cpp":
+            return messages, {"type": "json_object", "schema": js}  # llama.cpp turns the schema into a grammar
+        if mode == "json_object":
+            return with_schema_prompt(messages, js), {"type": "json_object"}
+        return with_schema_prompt(messages, js), None
+
+    def complete(self, messages: Sequence[dict[str, str]], schema: type[BaseModel] | None = None,
+                 **params: Any) -> LLMResult:
+        messages = [dict(m) for m in messages]
+        p = self._params(params)
+        msgs, fmt = self._format(messages, schema)
+        raw, usage = self._request(msgs, fmt, p)
+        if schema is None:
+            self.meter.add(usage)
+            return LLMResult(value=raw, raw=raw, model=self.model, usage=usage)
+        try:
+            value = parse_structured(raw, schema)
+            self.meter.add(usage)
+            return LLMResult(value=value, raw=raw, model=self.model, usage=usage)
+        except ValueError as e:
+            err = str(e)
+        if not self.llm_cfg.repair:
+            self.meter.add(usage)
+            raise StructuredOutputError(f"{self.model}: answer does not fit {schema.__name__}: {err[:500]}", raw)
+        rmsgs, rfmt = self._format(repair_messages(schema.model_json_schema(), raw, err), schema)
+        fixed, u2 = self._request(rmsgs, rfmt, p)
+        usage = usage + u2
+        self.meter.add(usage)
+        try:
+            value = parse_structured(fixed, schema)
+        except ValueError as e2:
+            raise StructuredOutputError(f"{self.model}: answer does not fit {schema.__name__} even after one "
+                                        f"repair call: {str(e2)[:500]}", raw) from e2
+        return LLMResult(value=value, raw=raw, model=self.model, usage=usage, repaired=True)
+
+    def complete_many(self, requests: Sequence[dict[str, Any]], return_exceptions: bool = False) -> list:
+        """``complete(**r)`` for each request, in order, on ``cfg.llm.concurrency`` threads.
+
+        An error in one request does not stop the others (their results are cached); afterwards the
+        first error is raised, or with ``return_exceptions=True`` errors take their request's place.
+        """
+        requests = list(requests)
+        if not requests:
+            return []
+
+        def one(r: dict[str, Any]):
+            try:
+                return self.complete(**r)
+            except Exception as e:  # noqa: BLE001 - handed back or re-raised below
+                return e
+
+        workers = min(self.llm_cfg.concurrency, len(requests))
+        if workers == 1:
+            out = [one(r) for r in requests]
+        else:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm") as pool:
+                out = list(pool.map(one, requests))
+        if not return_exceptions:
+            for r in out:
+                if isinstance(r, Exception):
+                    raise r
+        return out
+
+
+_REGISTRY: dict[tuple, ChatLLM] = {}
+_REG_LOCK = threading.Lock()
+
+
+def get_llm(cfg) -> ChatLLM:
+    key = (cfg.llm.model_dump_json(), str(cfg.path("cache_dir")), str(cfg.path("models_dir")))
+    with _REG_LOCK:
+        if key not in _REGISTRY:
+            client = ChatLLM(cfg)
+            client.check_available()  # raises ModelUnavailable early; a failed client is not kept
+            _REGISTRY[key] = client
+        return _REGISTRY[key]
+
+
+def shutdown_all() -> None:
+    with _REG_LOCK:
+        clients = list(_REGISTRY.values())
+    for c in clients:
+        c.shutdown()
+    from .llama_server import stop_all_servers
+
+    stop_all_servers()

@@ -1,0 +1,79 @@
+"""Notebook widget: a PDF page image beside what stage 01 parsed from it.
+
+``page_viewer(parsed_report_path, pdf_path, page=1, scale=1.0) -> ipywidgets.VBox``
+
+A page slider (1-based physical pages) drives the page image (rendered with pypdfium2 at ``scale``
+pixels per point) on the left and, on the right, the parsed blocks in reading order (kind tags,
+headings bold), the rebuilt tables as HTML with their context lines, and the page metrics.
+"""
+from __future__ import annotations
+
+import html
+import io
+from pathlib import Path
+
+from ..artifacts import read_json
+from ..records import ParsedPage, ParsedReport
+
+_STYLE = ("<style>.rag-pv table{border-collapse:collapse;font-size:11px;margin:4px 0}"
+          ".rag-pv td,.rag-pv th{border:1px solid #bbb;padding:1px 4px}.rag-pv th{background:#eef}"
+          ".rag-pv .k{color:#888;font-size:10px}.rag-pv .ctx{color:#555;font-style:italic}</style>")
+
+
+def page_html(page: ParsedPage) -> str:
+    """HTML of one parsed page: blocks in reading order with tables placed at their block_index."""
+    m = page.metrics
+    parts = [_STYLE, '<div class="rag-pv">',
+             f"<div class='k'>page {page.page} · {m.chars} chars · {m.words} words · "
+             f"garbled {m.garbled_ratio:.1%} · {len(page.blocks)} blocks · {len(page.tables)} tables</div>"]
+    tables = sorted(page.tables, key=lambda t: t.block_index)
+    ti = 0
+    for i, b in enumerate(page.blocks + [None]):
+        while ti < len(tables) and tables[ti].block_index <= i:
+            t = tables[ti]
+            ctx = html.escape(t.context_above).replace("\n", "<br>")
+            parts.append(f"<div class='k'>table {t.table_id}</div><div class='ctx'>{ctx}</div>{t.html}")
+            ti += 1
+        if b is None:
+            break
+        text = html.escape(b.text)
+        text = f"<b>{text}</b>" if b.kind == "heading" else text
+        parts.append(f"<p><span class='k'>[{b.kind}]</span> {text}</p>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def render_page_png(pdf_path: Path | str, page: int, scale: float = 1.0) -> bytes:
+    """PNG bytes of 1-based ``page`` rendered by pypdfium2 (empty-password encryption is fine)."""
+    import pypdfium2 as pdfium
+
+    doc = pdfium.PdfDocument(str(pdf_path))
+    try:
+        img = doc[page - 1].render(scale=scale).to_pil()
+        buf = io.BytesIO()
+        img.save(buf, format="PNG")
+        return buf.getvalue()
+    finally:
+        doc.close()
+
+
+def page_viewer(parsed_report_path: Path | str, pdf_path: Path | str, page: int = 1, scale: float = 1.0):
+    """Slider + page image + parsed blocks/tables for one ``01_parse/<sha1>.json``."""
+    import ipywidgets as w
+
+    rep = ParsedReport.model_validate(read_json(parsed_report_path))
+    pages = {p.page: p for p in rep.pages}
+    slider = w.IntSlider(value=min(max(page, 1), rep.n_pages), min=1, max=max(rep.n_pages, 1), description="page",
+                         continuous_update=False)
+    image = w.Image(format="png", layout=w.Layout(width="50%", border="1px solid #ccc"))
+    parsed = w.HTML(layout=w.Layout(width="50%", max_height="1000px", overflow="auto"))
+    title = w.HTML(f"<b>{html.escape(Path(rep.pdf).name)}</b> · {rep.n_pages} pages · pipeline {rep.pipeline}")
+
+    def show(change=None) -> None:
+        n = slider.value
+        image.value = render_page_png(pdf_path, n, scale)
+        parsed.value = page_html(pages[n]) if n in pages else "<i>page not parsed</i>"
+
+    slider.observe(show, names="value")
+    show()
+    return w.VBox([title, slider, w.HBox([image, parsed])])
