@@ -77,3 +77,35 @@ def page_viewer(parsed_report_path: Path | str, pdf_path: Path | str, page: int 
     slider.observe(show, names="value")
     show()
     return w.VBox([title, slider, w.HBox([image, parsed])])
+
+
+def clean_viewer(clean_report_path: Path | str, pdf_path: Path | str, page: int = 1, scale: float = 1.0):
+    """Slider + page image + the cleaned Markdown of one ``02_clean/<sha1>.json`` (tables with their unit line).
+
+    Pages are 1-based, as in every record. OCR'd pages are flagged in the title line of the page.
+    """
+    import ipywidgets as w
+
+    from ..records import CleanReport
+
+    rep = CleanReport.model_validate(read_json(clean_report_path))
+    pages = {p.page: p for p in rep.pages}
+    last = max(pages) if pages else 1
+    slider = w.IntSlider(value=min(max(page, 1), last), min=1, max=last, description="page", continuous_update=False)
+    image = w.Image(format="png", layout=w.Layout(width="50%", border="1px solid #ccc"))
+    text = w.HTML(layout=w.Layout(width="50%", max_height="1000px", overflow="auto"))
+    title = w.HTML(f"<b>{html.escape(rep.company)}</b> · {len(rep.pages)} pages · OCR pages {rep.ocr_pages or 'none'}")
+
+    def show(change=None) -> None:
+        n = slider.value
+        image.value = render_page_png(pdf_path, n, scale)
+        p = pages.get(n)
+        if p is None:
+            text.value = "<i>page not in the cleaned report</i>"
+            return
+        head = f"<div class='k'>page {n} · ocr={p.ocr} · garbled {p.garbled_ratio:.1%} · {len(p.tables)} tables</div>"
+        text.value = _STYLE + f"<div class='rag-pv'>{head}<pre style='white-space:pre-wrap'>{html.escape(p.markdown)}</pre></div>"
+
+    slider.observe(show, names="value")
+    show()
+    return w.VBox([title, slider, w.HBox([image, text])])

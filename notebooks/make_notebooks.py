@@ -1,0 +1,60 @@
+"""Regenerate the thin notebooks: python notebooks/make_notebooks.py (the .ipynb files are what runs)."""
+import nbformat as nbf
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parent
+
+PARAMS = '''preset = "offline"      # a file in rag/presets/
+data_dir = "data/demo"  # dataset folder in the ERC layout
+run = "demo"            # outputs/<run>/
+overrides = {}          # e.g. {"rerank.mode": "none", "chunk.sizes": [300, 1000]}
+interactive = False     # True: show widgets (never needed by headless runs)'''
+
+SETUP = '''from rag.notebook import setup, manifest_summary
+cfg, ds = setup(preset, data_dir, run, overrides)'''
+
+NBS = {
+ "01_parse": ("# 01 · Parse PDFs with docling\nFull StandardPdfPipeline when its weights are present, else the model-free native pipeline with tables rebuilt from line cells. Output: `outputs/<run>/01_parse/<sha1>.json` (1-based pages).",
+   ["from rag.parse import run_parse\nsummary = run_parse(cfg, ds)\nsummary",
+    "manifest_summary(cfg, \"01_parse\")",
+    "if interactive:\n    from rag.widgets.page_viewer import page_viewer\n    report = ds.reports[0]\n    display(page_viewer(cfg.run_dir / \"01_parse\" / f\"{report.sha1}.json\", report.pdf))"]),
+ "02_clean": ("# 02 · Clean page text, keep tables with their units\nGlyph cleanup, header/footer removal, OCR for garbled pages, table scale and currency carried into the table text.",
+   ["from rag.clean import run_clean\nsummary = run_clean(cfg, ds)\nsummary",
+    "manifest_summary(cfg, \"02_clean\")",
+    "if interactive:\n    from rag.widgets.page_viewer import clean_viewer\n    report = ds.reports[0]\n    display(clean_viewer(cfg.run_dir / \"02_clean\" / f\"{report.sha1}.json\", report.pdf))"]),
+ "03_chunk": ("# 03 · Chunk pages\n≈300 cl100k tokens with 50 overlap (sizes in config), never cutting a table row; every chunk keeps its page.",
+   ["from rag.chunk import run_chunk\nsummary = run_chunk(cfg, ds)\nsummary",
+    "manifest_summary(cfg, \"03_chunk\")",
+    "if interactive:\n    from rag.widgets.chunk_browser import chunk_browser\n    display(chunk_browser(cfg))"]),
+ "04_index": ("# 04 · Index: one FAISS IndexFlatIP + one BM25 per report\nEmbeddings through the model layer (offline: all-MiniLM-L6-v2).",
+   ["from rag.index import run_index\nsummary = run_index(cfg, ds)\nsummary",
+    "manifest_summary(cfg, \"04_index\")"]),
+ "05_retrieve": ("# 05 · Route, retrieve, lift to pages, rerank\nEvery score is kept per candidate page: dense, bm25, fused, llm, final.",
+   ["from rag.retrieve import run_retrieve\nsummary = run_retrieve(cfg, ds)\nsummary",
+    "manifest_summary(cfg, \"05_retrieve\")",
+    "from rag.metrics import retrieval_metrics\nretrieval_metrics(cfg, ds)",
+    "if interactive:\n    from rag.widgets.retrieval_viewer import retrieval_viewer, gold_pages\n    display(retrieval_viewer(cfg.run_dir / \"05_retrieve\", gold=gold_pages(ds)))"]),
+ "06_answer": ("# 06 · Answer by kind, validate references, export the ERC submission\nChain-of-thought structured output; references exported as `{pdf_sha1, page_index}` (0-based).",
+   ["from rag.answer import run_answer\nsummary = run_answer(cfg, ds)\nsummary",
+    "manifest_summary(cfg, \"06_answer\")",
+    "if interactive:\n    from rag.widgets.reasoning_viewer import reasoning_viewer\n    display(reasoning_viewer(cfg, ds))"]),
+ "07_evaluate": ("# 07 · Evaluate\nERC round-2 rules: numbers within 1%, booleans/names exact, names by Jaccard; −0.1 per wrong reference, −0.25 per missed pool; Score = G + R/2.",
+   ["from rag.evaluate import run_evaluate\nsummary = run_evaluate(cfg, ds)\nsummary",
+    "import json\nscores = json.loads((cfg.run_dir / \"07_evaluate\" / \"scores.json\").read_text())\nscores.get(\"totals\", scores)",
+    "from IPython.display import Image\nfor png in sorted((cfg.run_dir / \"07_evaluate\").glob(\"*.png\")):\n    display(Image(filename=str(png)))"]),
+ "08_label": ("# 08 · Hand-label answers\nHeadless runs only report label counts; with `interactive=True` the labelling widget opens where you stopped. Labels: `data/<name>/labels.jsonl` (append-only).",
+   ["from rag.labels import label_counts\nlabel_counts(ds)",
+    "if interactive:\n    from rag.widgets.label_widget import label_widget\n    display(label_widget(cfg, ds))"]),
+}
+
+for name, (md, cells) in NBS.items():
+    nb = nbf.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    p = nbf.v4.new_code_cell(PARAMS)
+    p.metadata["tags"] = ["parameters"]
+    nb.cells = [nbf.v4.new_markdown_cell(md), p, nbf.v4.new_code_cell(SETUP)] + [nbf.v4.new_code_cell(c) for c in cells]
+    for i, c in enumerate(nb.cells):
+        c["id"] = f"{name}-{i}"
+    nbf.write(nb, OUT / f"{name}.ipynb")
+print("ok")
