@@ -56,6 +56,9 @@ class ParseConfig(_Frozen):
     max_row_gap_pt: float = Field(16.0, gt=0)
     # Text rows kept above a table as its context (title, "(in thousands)"), nearest last.
     context_lines: int = Field(2, ge=0)
+    # A headerless table looks up to this many one-cell rows (unit line, "Year ended ...") further up
+    # for its row of period labels ("2022  2021  2020") and takes it as its header (0: off).
+    period_header_skip_rows: int = Field(3, ge=0)
     # Two text lines join one block when the gap between them is at most this share of line height.
     paragraph_gap_ratio: float = Field(0.8, ge=0)
     # A one-line bold (font name) block at most this many characters long is tagged "heading" (native path).

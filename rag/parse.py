@@ -33,7 +33,7 @@ from .config import ParseConfig, RunConfig
 from .records import PageMetrics, ParsedPage, ParsedReport, ParsedTable, TextBlock
 
 # Bump when the parse output changes for the same PDF and config (invalidates every report).
-CODE_VERSION = "parse-2"
+CODE_VERSION = "parse-3"
 STAGE = "01_parse"
 # Knobs that change how fast, not what comes out: kept out of the currency key.
 _EXECUTION_ONLY = ("workers", "parser_threads", "timeout_s", "page_batch", "device")
@@ -122,7 +122,8 @@ def _native_page(page_no: int, parsed, width: float, height: float, pcfg: ParseC
     rows = tb.group_rows(words, pcfg.row_tolerance_pt, pcfg.column_gap_pt, pcfg.number_gap_pt)
     found = tb.find_tables(rows, min_table_rows=pcfg.min_table_rows, max_row_gap_pt=pcfg.max_row_gap_pt,
                            column_gap_pt=pcfg.column_gap_pt, context_lines=pcfg.context_lines,
-                           title_size_ratio=pcfg.heading_size_ratio)
+                           title_size_ratio=pcfg.heading_size_ratio,
+                           period_header_skip_rows=pcfg.period_header_skip_rows)
     tboxes = [t.bbox for t in found]
 
     def in_table(l, t, r, b):

@@ -28,6 +28,10 @@ _NIL = {"-", "–", "—", "−", "nil", "n/a", "—  ", "$—", "$ —", "$-"}
 # Currency signs printed apart from their amount (codes like "EUR" are left out: they occur in prose).
 _SIGNS = {"$", "€", "£", "¥", "US$", "C$", "A$", "R$", "S$", "HK$"}
 _YEAR = re.compile(r"^(19|20)\d\d$")
+# A column title naming a period: "2022", "FY2022", "2021/22", "31 Dec 2022", "December 31, 2022",
+# "2022 $" - a year and at most a few short words, no amounts.
+_PERIOD = re.compile(r"^(?:(?:FY|H[12]|Q[1-4])\s?)?(?:\d{1,2}\s)?(?:[A-Za-z]{3,9}\.?\s)?(?:\d{1,2},?\s)?"
+                     r"(?:19|20)\d\d(?:\s?[/-]\s?\d{2,4})?(?:\s?[$€£¥]|\s[A-Z]{3})?$")
 
 
 @dataclass
@@ -178,12 +182,36 @@ def _is_section_label(row: Row, first: Row, cols: list[tuple[float, float]], sla
             and not seg.text.startswith("(") and row.b - row.t < body * title_size_ratio)
 
 
+def is_period_row(row: Row) -> bool:
+    """Every segment of a multi-segment row is a period label ("2022", "FY2021", "31 Dec 2022")."""
+    return len(row.segments) >= 2 and all(_PERIOD.match(s.text.strip()) for s in row.segments)
+
+
+def _period_header_above(rows: list[Row], start: int, floor: int, cols: list[tuple[float, float]],
+                         max_row_gap_pt: float, slack: float, skip_rows: int) -> int | None:
+    """Index of a period-label row above ``rows[start]`` separated from it only by up to
+    ``skip_rows`` one-cell rows (unit line, "Year Ended December 31,"), each gap at most
+    ``max_row_gap_pt``; None when there is none. Rows before ``floor`` belong to an earlier table."""
+    k = start - 1
+    while k >= floor and k >= start - 1 - skip_rows:
+        if rows[k + 1].t - rows[k].b > max_row_gap_pt:
+            return None
+        if is_period_row(rows[k]):
+            return k if _fits_columns(rows[k], cols, slack) else None
+        if len(rows[k].segments) != 1:
+            return None
+        k -= 1
+    return None
+
+
 def find_tables(rows: list[Row], *, min_table_rows: int, max_row_gap_pt: float, column_gap_pt: float,
-                context_lines: int, title_size_ratio: float = 1.25) -> list[Table]:
+                context_lines: int, title_size_ratio: float = 1.25, period_header_skip_rows: int = 0) -> list[Table]:
     """Find table runs among ``rows`` (sorted top to bottom) and build their cell grids.
 
     ``title_size_ratio``: a one-cell row at least this many times the run's median row height is a
-    title (kept as context), not a section label of the table.
+    title (kept as context), not a section label of the table. ``period_header_skip_rows``: a table
+    with no header row directly above looks this many one-cell rows further up for its period labels
+    (see :func:`_period_header_above`); the rows skipped stay in ``context_above``.
     """
     tables: list[Table] = []
     i, n = 0, len(rows)
@@ -213,21 +241,30 @@ def find_tables(rows: list[Row], *, min_table_rows: int, max_row_gap_pt: float, 
             i = j
             continue
         cols = _columns(run)
-        start = i
+        start, joined_header = i, False
         # A text header row directly above (e.g. "Note  2023  2022" with no number, or column
         # titles) joins when it aligns with the columns.
         if (start - 1 >= used_until and rows[start].t - rows[start - 1].b <= max_row_gap_pt
                 and _fits_columns(rows[start - 1], cols, column_gap_pt)):
             start -= 1
             cols = _columns(rows[start:j])
+            joined_header = True
         # A section label directly above a headerless run ("Financing activities" opening the second
         # page of a split statement) joins too: left-aligned with the label column, body-sized (not
         # a larger title), not a unit line "(in ...)", and the run's first row is a data row.
         elif (start - 1 >= used_until and rows[start].t - rows[start - 1].b <= max_row_gap_pt
               and _is_section_label(rows[start - 1], rows[start], cols, column_gap_pt, run, title_size_ratio)):
             start -= 1
+        # Otherwise the period labels may sit a few one-cell rows higher, above the unit line:
+        # "2022 2021 2020" / "(Dollars in millions)" / table. Without them the columns have no years.
+        header_row, between = None, []
+        if not joined_header and period_header_skip_rows:
+            h = _period_header_above(rows, start, used_until, cols, max_row_gap_pt, column_gap_pt,
+                                     period_header_skip_rows)
+            if h is not None:
+                header_row, between = rows[h], rows[h + 1:start]
         grid = []
-        for row in rows[start:j]:
+        for row in ([header_row] if header_row else []) + rows[start:j]:
             cells = [""] * len(cols)
             for s in row.segments:
                 k = _assign(s, cols)
@@ -238,12 +275,16 @@ def find_tables(rows: list[Row], *, min_table_rows: int, max_row_gap_pt: float, 
         first = grid[0]
         amounts = any(is_amount_or_nil(c) and not _YEAR.match(c.strip()) for c in first[1:])
         header_rows = 1 if (first[0] == "" or (any(first[1:]) and not amounts)) else 0
-        sel = rows[start:j]
+        top = start - len(between) - 1 if header_row else start  # first row inside the table's box
+        sel = rows[top:j]
         bbox = (min(r.l for r in sel), sel[0].t, max(r.r for r in sel), sel[-1].b)
-        above = [r.text for r in rows[max(used_until, start - context_lines):start]
+        above = [r.text for r in rows[max(used_until, top - context_lines):top]
                  if sel[0].t - r.b <= max_row_gap_pt * context_lines]
+        # Rows skipped between the period labels and the body (the unit line) are inside the box now:
+        # keep them as context, where the cleaner reads a table's unit from.
+        above += [r.text for r in between]
         tables.append(Table(rows=grid, bbox=bbox, header_rows=header_rows,
-                            context_above="\n".join(above), row_span=(start, j)))
+                            context_above="\n".join(above), row_span=(top, j)))
         used_until = j
         i = j
     return tables

@@ -221,6 +221,35 @@ def test_table_rebuild_alignment_and_header():
     assert tables.to_markdown(t.rows).splitlines()[1] == "|---|---|---|"
 
 
+def test_period_labels_above_the_unit_line_become_the_header():
+    """Sonic-style statement: years, then "(Dollars in millions)", then a section label and the body."""
+    W = tables.Word
+    words = [W("Year", 200, 0, 220, 8), W("Ended", 222, 0, 250, 8),                  # one-cell title row
+             W("2022", 200, 12, 220, 20), W("2021", 280, 12, 300, 20),               # period labels
+             W("(Dollars", 220, 24, 250, 32), W("in", 252, 24, 260, 32), W("millions)", 262, 24, 300, 32),
+             W("OPERATING:", 10, 36, 60, 44),                                         # section label
+             W("Net", 10, 48, 25, 56), W("income", 27, 48, 60, 56), W("88.5", 200, 48, 220, 56),
+             W("348.9", 280, 48, 300, 56),
+             W("Taxes", 10, 60, 40, 68), W("(12.7)", 195, 60, 220, 68), W("12.3", 280, 60, 300, 68)]
+    rows = tables.group_rows(words, row_tolerance_pt=3, column_gap_pt=12, number_gap_pt=5)
+    kw = dict(min_table_rows=2, max_row_gap_pt=16, column_gap_pt=12, context_lines=2)
+    t = tables.find_tables(rows, **kw, period_header_skip_rows=3)[0]
+    assert t.rows[0] == ["", "2022", "2021"] and t.header_rows == 1
+    assert t.rows[1][0] == "OPERATING:" and t.rows[2] == ["Net income", "88.5", "348.9"]
+    assert t.context_above.endswith("(Dollars in millions)")  # the unit line stays readable as context
+    assert t.bbox[1] == 12  # the box starts at the period row, so its words are not a text block too
+    off = tables.find_tables(rows, **kw, period_header_skip_rows=0)[0]
+    assert off.rows[0] == ["OPERATING:", "", ""] and off.header_rows == 0
+    # One row (the unit line) in between: found with a budget of 1; with a second one-cell row
+    # in between (moved words: a note line under the years) it is too far up for that budget.
+    assert tables.find_tables(rows, **kw, period_header_skip_rows=1)[0].header_rows == 1
+    note = [W("Audited", 220, 22, 250, 28)]
+    far = [w if w.t < 20 else W(w.text, w.l, w.t + 8, w.r, w.b + 8) for w in words] + note
+    rows2 = tables.group_rows(far, row_tolerance_pt=3, column_gap_pt=12, number_gap_pt=5)
+    assert tables.find_tables(rows2, **kw, period_header_skip_rows=1)[0].header_rows == 0
+    assert tables.find_tables(rows2, **kw, period_header_skip_rows=2)[0].rows[0] == ["", "2022", "2021"]
+
+
 def test_page_metrics_garbled_ratio():
     m = parse.page_metrics("ab /glyph<12>(cid:7) GLYPH<c=3,font=/X>\ufffd\ue001")
     assert m.words == 3 and 0.9 < m.garbled_ratio < 1.0
