@@ -30,22 +30,21 @@ With ``--notebooks`` the non-shared stages run as notebooks through ``rag.pipeli
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
-import re
 import shutil
 import sys
 import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence, get_origin
+from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
+from .ablate_grid import expand_grid, parse_axis, slug, variant_overrides
 from .artifacts import STAGES, hash_key, write_bytes_atomic, write_json_atomic, write_text_atomic
-from .config import ConfigError, RunConfig, load_config
+from .config import RunConfig, load_config
 from .dataset import Dataset
 
 # Config sections each stage reads itself; a stage's signature covers its sections and all earlier ones.
@@ -60,7 +59,6 @@ STAGE_SECTIONS: dict[str, tuple[str, ...]] = {
     "07_evaluate": (),  # always run: cheap, and it reads this run's own submission
 }
 PIPELINE = tuple(STAGE_SECTIONS)
-SLUG_CHARS = 40  # longest variant slug in a run name
 
 
 @dataclass
@@ -78,77 +76,6 @@ class Variant:
     @property
     def label(self) -> str:
         return ", ".join(f"{k}={json.dumps(v)}" for k, v in self.overrides.items()) or "(base)"
-
-
-# ---- grid ----------------------------------------------------------------------------------
-def _split_top(raw: str) -> list[str]:
-    """Split on commas outside brackets/braces/quotes."""
-    parts, depth, cur, quote = [], 0, "", False
-    for ch in raw:
-        if ch == '"':
-            quote = not quote
-        elif not quote and ch in "[{":
-            depth += 1
-        elif not quote and ch in "]}":
-            depth -= 1
-        if ch == "," and depth == 0 and not quote:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
-    return [p.strip() for p in parts if p.strip()]
-
-
-def _value(raw: str) -> Any:
-    if raw.lower() in ("on", "off"):
-        return raw.lower() == "on"
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        return raw
-
-
-def _is_sequence_field(key: str) -> bool:
-    section, _, name = key.partition(".")
-    sec = RunConfig.model_fields.get(section)
-    if not name or sec is None or not hasattr(sec.annotation, "model_fields"):
-        return False
-    f = sec.annotation.model_fields.get(name)
-    return f is not None and get_origin(f.annotation) in (tuple, list)
-
-
-def parse_axis(spec: str) -> tuple[str, list[Any]]:
-    """``"rerank.mode=none,llm"`` -> ``("rerank.mode", ["none", "llm"])``."""
-    key, sep, raw = spec.partition("=")
-    if not sep or not key.strip() or not raw.strip():
-        raise ConfigError(f"--grid {spec!r}: expected KEY=V1,V2,...")
-    values = [_value(v) for v in _split_top(raw)]
-    if _is_sequence_field(key.strip()):
-        values = [v if isinstance(v, list) else [v] for v in values]
-    return key.strip(), values
-
-
-def expand_grid(axes: Sequence[tuple[str, list[Any]]]) -> list[dict[str, Any]]:
-    """Cartesian product of the axes (first axis varies slowest) as override dicts."""
-    keys = [k for k, _ in axes]
-    if len(set(keys)) != len(keys):
-        raise ConfigError(f"--grid names a key twice: {keys}")
-    return [dict(zip(keys, combo)) for combo in itertools.product(*(v for _, v in axes))]
-
-
-def _slug(overrides: Mapping[str, Any]) -> str:
-    s = "_".join(json.dumps(v) if not isinstance(v, str) else v for v in overrides.values()) or "base"
-    s = re.sub(r"[^A-Za-z0-9.]+", "-", s).strip("-")
-    return s[:SLUG_CHARS] or "v"
-
-
-def variant_overrides(fixed: Mapping[str, Any], grid: Mapping[str, Any]) -> dict[str, Any]:
-    out = {**fixed, **grid}
-    if "chunk.sizes" in out and "retrieve.chunk_size" not in out:
-        sizes = out["chunk.sizes"]
-        out["retrieve.chunk_size"] = sizes[0] if isinstance(sizes, (list, tuple)) else sizes
-    return out
 
 
 # ---- signatures and sharing ------------------------------------------------------------------
@@ -202,7 +129,7 @@ def plan(base_preset: str, data_dir: str, name: str, fixed: Mapping[str, Any], g
     seen: dict[tuple[str, str], str] = {}  # (stage, signature) -> donor run
     for i, g in enumerate(grid):
         ov = variant_overrides(fixed, g)
-        cfg = load_config(base_preset, overrides=ov, data_dir=data_dir, run=f"{name}-{i:02d}-{_slug(g)}", **top)
+        cfg = load_config(base_preset, overrides=ov, data_dir=data_dir, run=f"{name}-{i:02d}-{slug(g)}", **top)
         v = Variant(index=i, overrides=dict(g), applied=ov, cfg=cfg)
         for st in stages:
             sig = stage_signature(cfg, st)

@@ -8,7 +8,7 @@ Contract:
   (1-based ``page``), a page's score made from its chunks by ``cfg.retrieve.page_score``, and
   ``scores["retrieval"]`` = page score / best page score in [0, 1] (1 = best page of this report).
   ``scores["final"]`` equals ``retrieval`` until :func:`rag.rerank.rerank` blends in its score.
-  With ``cfg.retrieve.query_cleanup`` the search query is :func:`search_text` (answer-format
+  With ``cfg.retrieve.query_cleanup`` the search query is :func:`rag.query.search_text` (answer-format
   boilerplate and the company's name removed); the reranker still sees the full question.
 - ``run_retrieve(cfg, ds, progress=True) -> DataFrame`` writes ``05_retrieve/<qid>.json`` per question
   (question, kind, routed reports, sub-questions, candidate pages per report with every score and
@@ -30,7 +30,10 @@ from pydantic import BaseModel, Field, field_validator
 from .artifacts import Stage, hash_key, read_json, stage_dir
 from .config import RunConfig
 from .dataset import Dataset, Question
+# Fusion over chunk-id rankings ({id: score}); rag.index.rrf is the same over (id, score) lists.
+from .index import rrf_scores as rrf
 from .models.base import Usage
+from .query import clear_expansions, expand_query, search_text
 from .records import CleanReport
 from .route import route, split_comparative
 
@@ -57,24 +60,17 @@ class CandidatePage(BaseModel):
         return {**{k: None for k in SCORE_KEYS}, **v}
 
 
-class QueryExpansion(BaseModel):
-    """LLM output schema for query expansion."""
-
-    keywords: list[str] = Field(default_factory=list)
-    paraphrases: list[str] = Field(default_factory=list)
-
-
 # ---- caches (one process may answer many questions per report) -------------------------------
 _LOCK = threading.Lock()
 _INDEXES: dict[tuple, Any] = {}
 _PAGES: dict[tuple, tuple[str, dict[int, str]]] = {}  # clean file -> (company, {page: markdown})
-_EXPANSIONS: dict[tuple, QueryExpansion] = {}
 
 
 def clear_caches() -> None:
     """Forget cached indexes, page texts and expansions (after re-running stages 02..04)."""
     with _LOCK:
-        _INDEXES.clear(), _PAGES.clear(), _EXPANSIONS.clear()
+        _INDEXES.clear(), _PAGES.clear()
+    clear_expansions()
 
 
 def _index(cfg: RunConfig, sha1: str):
@@ -104,67 +100,7 @@ def page_texts(cfg: RunConfig, sha1: str) -> dict[int, str]:
     return _clean_report(cfg, sha1)[1]
 
 
-# Answer-format boilerplate of ERC questions: it says how to answer, not what to look for.
-_BOILERPLATE = [re.compile(p, re.I) for p in (
-    r"\bif (?:data|there|the company|no )[^?!]*?(?:[.?!](?=\s|$)|$)",
-    r"\(within the last period or at the end of the last period\)",
-    r"\b(?:according to|listed in|mentioned in|in) (?:the|its|their) annual reports?\b",
-    r"\b(?:according to|listed in|in) annual reports?\b",
-    r"\bat the end of the period(?: listed)?\b",
-    r"\bwithin the last period\b",
-)]
-
-
-def search_text(question_text: str, company: str = "") -> str:
-    """The question as a search query: boilerplate and the company's name removed (see config)."""
-    t = question_text
-    for rx in _BOILERPLATE:
-        t = rx.sub(" ", t)
-    if company:
-        for v in sorted({company, re.sub(r"^the\s+", "", company, flags=re.I)}, key=len, reverse=True):
-            t = re.sub(r"(?<!\w)" + r"\s*".join(map(re.escape, v.split())) + r"(?:'s)?(?!\w)", " ", t, flags=re.I)
-    t = re.sub(r"\s+([,.?!])", r"\1", re.sub(r"\s+", " ", t)).strip(" ,")
-    return t or question_text
-
-
-# ---- query expansion ------------------------------------------------------------------------
-EXPANSION_SYSTEM = ("You write search queries for an annual report. Return JSON with 'keywords' (financial "
-                    "terms and synonyms a matching page would contain) and 'paraphrases' (the question "
-                    "reworded).")
-
-
-def expand_query(cfg: RunConfig, question_text: str, llm=None) -> tuple[QueryExpansion, Usage]:
-    """Keywords + paraphrases for ``question_text`` (cached per question and llm config)."""
-    key = (question_text, cfg.section_hash("llm", "retrieve"))
-    with _LOCK:
-        if key in _EXPANSIONS:
-            return _EXPANSIONS[key], Usage(cached=True)
-    if llm is None:
-        from .models import get_llm
-
-        llm = get_llm(cfg)
-    r = cfg.retrieve
-    res = llm.complete([{"role": "system", "content": EXPANSION_SYSTEM},
-                        {"role": "user", "content": f"Question: {question_text}\nAt most {r.expansion_keywords} "
-                                                    f"keywords and {r.expansion_paraphrases} paraphrases."}],
-                       schema=QueryExpansion)
-    exp = QueryExpansion(keywords=res.value.keywords[:r.expansion_keywords],
-                         paraphrases=res.value.paraphrases[:r.expansion_paraphrases])
-    with _LOCK:
-        _EXPANSIONS[key] = exp
-    return exp, res.usage
-
-
 # ---- chunk search, fusion, page lifting -----------------------------------------------------
-def rrf(rankings: Sequence[Sequence[int]], k: int) -> dict[int, float]:
-    """Reciprocal rank fusion: ``{item: sum over lists of 1 / (k + rank)}`` with 1-based ranks."""
-    out: dict[int, float] = defaultdict(float)
-    for ranking in rankings:
-        for rank, item in enumerate(ranking, 1):
-            out[item] += 1.0 / (k + rank)
-    return dict(out)
-
-
 def search_chunks(cfg: RunConfig, index, queries: Sequence[str], bm25_query: str,
                   embed: Callable[[str], np.ndarray]) -> dict[str, dict[int, float]]:
     """Per-chunk scores by method: ``{"dense": {idx: cos}, "bm25": {...}, "fused": {...}, "chunk": {...}}``.

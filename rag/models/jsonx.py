@@ -24,13 +24,15 @@ _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 _PY_LITERALS = {"True": "true", "False": "false", "None": "null"}
 
 
-def _balanced_end(text: str, start: int) -> int | None:
-    """Index just past the bracket closing ``text[start]`` (strings and escapes respected), or None."""
-    stack, in_str, esc = [], False, False
-    pairs = {"{": "}", "[": "]"}
+def _scan(text: str, start: int = 0):
+    """Yield ``(index, char, where)`` for ``text[start:]``, where = "out" (outside JSON strings), "open"
+    (a string's opening quote) or "in" (inside a string, closing quote included); escapes respected.
+    The one string-state machine of this module: bracket matching and literal fixes must agree on it."""
+    in_str, esc = False, False
     for i in range(start, len(text)):
         ch = text[i]
         if in_str:
+            yield i, ch, "in"
             if esc:
                 esc = False
             elif ch == "\\":
@@ -39,7 +41,19 @@ def _balanced_end(text: str, start: int) -> int | None:
                 in_str = False
         elif ch == '"':
             in_str = True
-        elif ch in pairs:
+            yield i, ch, "open"
+        else:
+            yield i, ch, "out"
+
+
+def _balanced_end(text: str, start: int) -> int | None:
+    """Index just past the bracket closing ``text[start]`` (strings and escapes respected), or None."""
+    stack = []
+    pairs = {"{": "}", "[": "]"}
+    for i, ch, where in _scan(text, start):
+        if where != "out":
+            continue
+        if ch in pairs:
             stack.append(pairs[ch])
         elif ch in "}]":
             if not stack or stack.pop() != ch:
@@ -51,23 +65,15 @@ def _balanced_end(text: str, start: int) -> int | None:
 
 def _outside_strings(text: str, fn) -> str:
     """Apply ``fn`` to the parts of ``text`` that are not inside JSON string literals."""
-    out, buf, in_str, esc = [], [], False, False
-    for ch in text:
-        if in_str:
-            out.append(ch)
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
+    out, buf = [], []
+    for _, ch, where in _scan(text):
+        if where == "out":
+            buf.append(ch)
+            continue
+        if where == "open":
             out.append(fn("".join(buf)))
             buf = []
-            out.append(ch)
-            in_str = True
-        else:
-            buf.append(ch)
+        out.append(ch)
     out.append(fn("".join(buf)))
     return "".join(out)
 

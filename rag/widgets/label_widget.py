@@ -10,7 +10,6 @@ means the question's first cited report, or the only report), separated by comma
 """
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from ..config import RunConfig
 from ..dataset import Dataset, PageRef, Question
 from ..labels import append_label, label_state, labels_path, latest_labels
+from .page_viewer import render_page_png
 
 REASONING_KEYS = ("step_by_step_analysis", "reasoning_summary", "reasoning", "final_answer", "na_reason")
 REASONING_DEPTH = 6  # how deep reasoning fields are searched in a debug record
@@ -67,20 +67,6 @@ def page_text(cfg: RunConfig, sha1: str, page: int) -> str:
         if pg.get("page") == page:
             return pg.get("markdown", "")
     return ""
-
-
-def render_page_png(pdf: Path | str, page: int, scale: float = 1.0) -> bytes:
-    """PNG of 1-based ``page`` of ``pdf`` (pypdfium2 counts pages from 0)."""
-    import pypdfium2 as pdfium
-
-    doc = pdfium.PdfDocument(str(pdf))
-    try:
-        img = doc[page - 1].render(scale=scale).to_pil()
-        buf = io.BytesIO()
-        img.save(buf, format="PNG")
-        return buf.getvalue()
-    finally:
-        doc.close()
 
 
 def parse_pages(text: str, ds: Dataset, default_sha1: str | None = None) -> list[PageRef]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import io
 from pathlib import Path
+from typing import Callable
 
 from ..artifacts import read_json
 from ..records import ParsedPage, ParsedReport
@@ -57,26 +58,34 @@ def render_page_png(pdf_path: Path | str, page: int, scale: float = 1.0) -> byte
         doc.close()
 
 
-def page_viewer(parsed_report_path: Path | str, pdf_path: Path | str, page: int = 1, scale: float = 1.0):
-    """Slider + page image + parsed blocks/tables for one ``01_parse/<sha1>.json``."""
+def _image_viewer(pdf_path: Path | str, title_html: str, value: int, last: int, scale: float,
+                  right_html: Callable[[int], str]):
+    """The layout both viewers share: title, page slider (1..``last``, starting at ``value``), and the
+    page image (left) beside ``right_html(page)`` (right), both redrawn when the slider moves."""
     import ipywidgets as w
 
-    rep = ParsedReport.model_validate(read_json(parsed_report_path))
-    pages = {p.page: p for p in rep.pages}
-    slider = w.IntSlider(value=min(max(page, 1), rep.n_pages), min=1, max=max(rep.n_pages, 1), description="page",
-                         continuous_update=False)
+    slider = w.IntSlider(value=value, min=1, max=last, description="page", continuous_update=False)
     image = w.Image(format="png", layout=w.Layout(width="50%", border="1px solid #ccc"))
-    parsed = w.HTML(layout=w.Layout(width="50%", max_height="1000px", overflow="auto"))
-    title = w.HTML(f"<b>{html.escape(Path(rep.pdf).name)}</b> · {rep.n_pages} pages · pipeline {rep.pipeline}")
+    right = w.HTML(layout=w.Layout(width="50%", max_height="1000px", overflow="auto"))
+    title = w.HTML(title_html)
 
     def show(change=None) -> None:
         n = slider.value
         image.value = render_page_png(pdf_path, n, scale)
-        parsed.value = page_html(pages[n]) if n in pages else "<i>page not parsed</i>"
+        right.value = right_html(n)
 
     slider.observe(show, names="value")
     show()
-    return w.VBox([title, slider, w.HBox([image, parsed])])
+    return w.VBox([title, slider, w.HBox([image, right])])
+
+
+def page_viewer(parsed_report_path: Path | str, pdf_path: Path | str, page: int = 1, scale: float = 1.0):
+    """Slider + page image + parsed blocks/tables for one ``01_parse/<sha1>.json``."""
+    rep = ParsedReport.model_validate(read_json(parsed_report_path))
+    pages = {p.page: p for p in rep.pages}
+    title = f"<b>{html.escape(Path(rep.pdf).name)}</b> · {rep.n_pages} pages · pipeline {rep.pipeline}"
+    return _image_viewer(pdf_path, title, min(max(page, 1), rep.n_pages), max(rep.n_pages, 1), scale,
+                         lambda n: page_html(pages[n]) if n in pages else "<i>page not parsed</i>")
 
 
 def clean_viewer(clean_report_path: Path | str, pdf_path: Path | str, page: int = 1, scale: float = 1.0):
@@ -84,28 +93,18 @@ def clean_viewer(clean_report_path: Path | str, pdf_path: Path | str, page: int 
 
     Pages are 1-based, as in every record. OCR'd pages are flagged in the title line of the page.
     """
-    import ipywidgets as w
-
     from ..records import CleanReport
 
     rep = CleanReport.model_validate(read_json(clean_report_path))
     pages = {p.page: p for p in rep.pages}
     last = max(pages) if pages else 1
-    slider = w.IntSlider(value=min(max(page, 1), last), min=1, max=last, description="page", continuous_update=False)
-    image = w.Image(format="png", layout=w.Layout(width="50%", border="1px solid #ccc"))
-    text = w.HTML(layout=w.Layout(width="50%", max_height="1000px", overflow="auto"))
-    title = w.HTML(f"<b>{html.escape(rep.company)}</b> · {len(rep.pages)} pages · OCR pages {rep.ocr_pages or 'none'}")
+    title = f"<b>{html.escape(rep.company)}</b> · {len(rep.pages)} pages · OCR pages {rep.ocr_pages or 'none'}"
 
-    def show(change=None) -> None:
-        n = slider.value
-        image.value = render_page_png(pdf_path, n, scale)
+    def clean_html(n: int) -> str:
         p = pages.get(n)
         if p is None:
-            text.value = "<i>page not in the cleaned report</i>"
-            return
+            return "<i>page not in the cleaned report</i>"
         head = f"<div class='k'>page {n} · ocr={p.ocr} · garbled {p.garbled_ratio:.1%} · {len(p.tables)} tables</div>"
-        text.value = _STYLE + f"<div class='rag-pv'>{head}<pre style='white-space:pre-wrap'>{html.escape(p.markdown)}</pre></div>"
+        return _STYLE + f"<div class='rag-pv'>{head}<pre style='white-space:pre-wrap'>{html.escape(p.markdown)}</pre></div>"
 
-    slider.observe(show, names="value")
-    show()
-    return w.VBox([title, slider, w.HBox([image, text])])
+    return _image_viewer(pdf_path, title, min(max(page, 1), last), last, scale, clean_html)
