@@ -38,7 +38,7 @@ from .interpret import finalize_references, is_answer
 from .prompts import NA, prompt_version
 from .submission import build_submission, write_submission
 
-CODE_VERSION = "06-answer-1"
+CODE_VERSION = "06-answer-2"
 
 
 # ---- one question -------------------------------------------------------------------------------
@@ -73,7 +73,8 @@ def answer_question(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: dic
             out.update(value=na, references=[], na_reason="no pages retrieved")
         else:
             rep = report_or_none(ds, sha1s[0])
-            res = answer_pages(llm, cfg, q.kind, q.text, pages, rep.currency if rep else None, counter)
+            res = answer_pages(llm, cfg, q.kind, q.text, pages, rep.currency if rep else None, counter,
+                               rep.company if rep else "")
             refs = finalize_references(cfg, q.kind, res["value"], res["cited"], pages, res["answering_part"])
             out.update(value=res["value"], references=refs, calls=_clean_calls(res["calls"]),
                        interpretation=res["interpretation"])

@@ -53,7 +53,8 @@ def answer_comparative(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: 
 
             sub_pages = to_ctx_pages(retrieve_pages(cfg, sub_q, sha1))
         rep = report_or_none(ds, sha1)
-        res = answer_pages(llm, cfg, "number", sub_q, sub_pages, rep.currency if rep else None, counter) \
+        res = answer_pages(llm, cfg, "number", sub_q, sub_pages, rep.currency if rep else None, counter,
+                           rep.company if rep else "") \
             if sub_pages else {"value": NA, "cited": [], "calls": [], "interpretation": {}, "answering_part": None}
         refs = finalize_references(cfg, "number", res["value"], res["cited"], sub_pages, res["answering_part"])
         sub_answers.append({"sha1": sha1, "company": rep.company if rep else sha1, "question": sub_q,

@@ -228,6 +228,13 @@ class AnswerConfig(_Frozen):
     # A number answer whose printed figure (digits) appears on no context page is N/A (guards
     # against a small model's made-up or miscomputed numbers).
     require_printed_in_context: bool = True
+    # ...and N/A when no line printing the figure (with its table's header row and up to
+    # metric_title_lines title lines above the table) shares metric_min_share of the word stems of the
+    # metric asked for (rag.metric): a figure from another row is not the answer. Titles are off by
+    # default: "Net income" in a cash-flow statement titled "Cash flows" is not the cash flow.
+    require_metric_on_line: bool = True
+    metric_title_lines: int = Field(0, ge=0)
+    metric_min_share: float = Field(0.5, ge=0, le=1)  # share of the metric's word stems that must appear
     # Keep the model's citations for a boolean "false" answer (never filled). Off: a "false" usually
     # has no gold pages, and every cited page outside the gold pools costs reference score.
     refs_for_false: bool = False

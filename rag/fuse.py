@@ -45,7 +45,7 @@ def prompts_dir(cfg: RunConfig) -> Path:
 
 # ---- one report -------------------------------------------------------------------------------------
 def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list[CtxPage],
-                 report_currency: str | None, counter: Counter) -> dict[str, Any]:
+                 report_currency: str | None, counter: Counter, company: str = "") -> dict[str, Any]:
     """Answer from one report's ranked pages; long context split into parts and fused.
 
     Fusion: parts are answered in page-rank order; number/name take the first non-N/A part, boolean is
@@ -61,7 +61,7 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
         call = ask(llm, cfg, kind, question, format_context([p.text for p in part]))
         labels = (call.get("parsed") or {}).get("relevant_pages", [])
         cited, dropped = map_pages(labels, part)
-        v, info = part_value(cfg, kind, call, cited, part, question, report_currency)
+        v, info = part_value(cfg, kind, call, cited, part, question, report_currency, company)
         # Cite where the answer is printed: the small model often copies the example's page label.
         holding = pages_holding(kind, v, info, part)
         if holding and not any(p in holding for p in cited):

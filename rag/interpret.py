@@ -4,7 +4,8 @@ Contracts:
 - ``map_pages(labels, part)``: the context labels the model cited (1..n) -> pages, and the dropped labels.
 - ``interpret_number(cfg, parsed, cited, part, question, report_currency)``: the model's printed figure
   -> final value, the scale applied in code (rules in its docstring), currency checked against the
-  question's; N/A with ``na_reason`` when the figure is missing, not in the context or in another currency.
+  question's; N/A with ``na_reason`` when the figure is missing, not in the context, printed on no line
+  naming the metric (``rag.metric``, ``company`` words excluded) or in another currency.
 - ``part_value(cfg, kind, call, ...)`` -> (value, info) of one part's call per question kind;
   ``is_answer(kind, value)`` says whether it settles the question; ``pages_holding`` finds the pages
   that print it.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import metric
 from . import numbers as nums
 from .config import RunConfig
 from .context import CtxPage
@@ -33,7 +35,7 @@ def map_pages(labels: list[int], part: list[CtxPage]) -> tuple[list[CtxPage], li
 
 
 def interpret_number(cfg: RunConfig, parsed: dict[str, Any], cited: list[CtxPage], part: list[CtxPage],
-                     question: str, report_currency: str | None) -> dict[str, Any]:
+                     question: str, report_currency: str | None, company: str = "") -> dict[str, Any]:
     """Model's printed figure + scale -> final value (scale applied in code), with the evidence.
 
     Scale, in order: percent sign (kept as a percentage) > scale word in the figure ("1.2 billion") >
@@ -55,6 +57,15 @@ def interpret_number(cfg: RunConfig, parsed: dict[str, Any], cited: list[CtxPage
     info["value_pages"] = [pg.page for pg in holding]  # pages printing the figure, cited ones first
     if cfg.answer.require_printed_in_context and not info["found_in_context"]:
         return {**info, "value": NA, "na_reason": "printed figure not in the context (made up or computed)"}
+    if cfg.answer.require_metric_on_line and holding:
+        terms = metric.metric_terms(question, company)
+        named = [pg for pg in holding if metric.names_metric(pg.text, printed, terms, cfg.answer.metric_title_lines,
+                                                     cfg.answer.metric_min_share)]
+        info["metric_terms"] = sorted(terms)
+        if not named:
+            return {**info, "value": NA, "na_reason": "no line printing the figure names the metric"}
+        holding = named + [pg for pg in holding if pg not in named]
+        info["value_pages"] = [pg.page for pg in holding]
     table = nums.Scale()
     for page in search:
         table = nums.table_unit_for_value(page.text, printed, cfg.answer.unit_lookback_lines)
@@ -96,12 +107,12 @@ def is_answer(kind: str, value: Any) -> bool:
 
 
 def part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[CtxPage], part: list[CtxPage],
-                question: str, report_currency: str | None) -> tuple[Any, dict[str, Any]]:
+                question: str, report_currency: str | None, company: str = "") -> tuple[Any, dict[str, Any]]:
     parsed = call.get("parsed")
     if parsed is None:
         return (False if kind == "boolean" else NA), {"na_reason": call.get("error")}
     if kind == "number":
-        info = interpret_number(cfg, parsed, cited, part, question, report_currency)
+        info = interpret_number(cfg, parsed, cited, part, question, report_currency, company)
         return info["value"], info
     v = parsed.get("final_answer")
     if kind == "names":

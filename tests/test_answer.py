@@ -22,7 +22,8 @@ A, B = "a" * 40, "b" * 40
 COUNT = lambda t: len(t) // 4  # noqa: E731  deterministic token counter for logic tests
 
 CASHFLOW = ("Consolidated Statements of Cash Flows\nvalues in thousands of USD\n| | 2023 | 2022 |\n"
-            "| Net cash provided by operating activities | 406,100 | 350,200 |\n| Dividends per share | 0.27 | 0.25 |")
+            "| Net cash provided by operating activities | 406,100 | 350,200 |\n| Dividends per share | 0.27 | 0.25 |\n"
+            "| Capital expenditures | (80,253) | (70,100) |")
 PEOPLE = "Our people. We employ 1,200 staff. Jane Roe is our Chief Executive Officer."
 
 
@@ -159,9 +160,9 @@ def test_per_share_not_scaled_and_currency_mismatch(make_cfg):
         write_retrieval(cfg, qid, [page(A, 5, CASHFLOW, 0.9)])
 
     def respond(messages, schema):
-        if "Dividend" in user_msg(messages):
+        if "Dividend per share" in user_msg(messages):  # the question, not the page row
             return {**base([1]), "value_as_printed": "0.27", "scale": "thousands", "currency": "USD"}
-        return {**base([1]), "value_as_printed": "350,200", "scale": "thousands", "currency": "EUR"}
+        return {**base([1]), "value_as_printed": "(80,253)", "scale": "thousands", "currency": "EUR"}
 
     df = run_answer(cfg, ds, progress=False, llm=FakeLLM(respond), counter=COUNT)
     assert df.loc[0, "value"] == pytest.approx(0.27)
@@ -468,3 +469,19 @@ def test_number_citation_follows_the_printed_figure(make_cfg):
     run_answer(cfg, ds, progress=False, llm=llm, counter=COUNT)
     d = read_json(cfg.run_dir / "06_answer" / "debug" / "q000.json")
     assert d["references"] == [{"sha1": A, "page": 40}] and d["calls"][0]["interpretation"]["citation_fixed"]
+
+
+def test_a_figure_from_another_row_is_na_unless_the_check_is_off(make_cfg):
+    q = "What was the Gross margin (%) for Acme Corp according to the annual report?"
+    ds = make_ds([(q, "number")])
+
+    def respond(messages, schema):  # the model takes the dividend row for the gross margin
+        return {**base([1]), "value_as_printed": "0.27", "scale": "units", "currency": "none"}
+
+    for check, expected in ((True, "N/A"), (False, 0.27)):
+        cfg = make_cfg(run=f"metric-{check}", overrides={"answer.require_metric_on_line": check})
+        write_retrieval(cfg, "q000", [page(A, 5, CASHFLOW, 0.9)])
+        df = run_answer(cfg, ds, progress=False, llm=FakeLLM(respond), counter=COUNT)
+        assert df.loc[0, "value"] == expected
+        if check:
+            assert "names the metric" in df.loc[0, "na_reason"]
