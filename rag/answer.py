@@ -38,7 +38,7 @@ from .interpret import finalize_references, is_answer
 from .prompts import NA, prompt_version
 from .submission import build_submission, write_submission
 
-CODE_VERSION = "06-answer-2"
+CODE_VERSION = "06-answer-3"
 
 
 # ---- one question -------------------------------------------------------------------------------

@@ -235,6 +235,8 @@ class AnswerConfig(_Frozen):
     require_metric_on_line: bool = True
     metric_title_lines: int = Field(0, ge=0)
     metric_min_share: float = Field(0.5, ge=0, le=1)  # share of the metric's word stems that must appear
+    # On a text (non-table) line only these many words before / after the figure are read.
+    metric_window_words: tuple[int, int] = (10, 6)
     # Keep the model's citations for a boolean "false" answer (never filled). Off: a "false" usually
     # has no gold pages, and every cited page outside the gold pools costs reference score.
     refs_for_false: bool = False

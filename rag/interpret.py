@@ -60,7 +60,7 @@ def interpret_number(cfg: RunConfig, parsed: dict[str, Any], cited: list[CtxPage
     if cfg.answer.require_metric_on_line and holding:
         terms = metric.metric_terms(question, company)
         named = [pg for pg in holding if metric.names_metric(pg.text, printed, terms, cfg.answer.metric_title_lines,
-                                                     cfg.answer.metric_min_share)]
+                                                     cfg.answer.metric_min_share, tuple(cfg.answer.metric_window_words))]
         info["metric_terms"] = sorted(terms)
         if not named:
             return {**info, "value": NA, "na_reason": "no line printing the figure names the metric"}

@@ -11,9 +11,10 @@ Contracts:
   ("total", "value", "year"...). Stems are the first :data:`STEM_CHARS` letters of a word with inner
   hyphens removed ("non-performing" and "nonperforming" -> "nonpe"; "operations"/"operating" -> "opera").
   May be empty: then nothing can be judged and :func:`names_metric` returns True.
-- ``figure_lines(text, printed) -> list[str]``: each line of page Markdown printing the figure's digits as
-  one number, joined with its table's first row and the non-table lines just above the table
-  (``title_lines``), since a column header or a title may name the metric.
+- ``figure_lines(text, printed) -> list[str]``: each table row of page Markdown printing the figure's
+  digits as one number, joined with its table's first row (a column header may name the metric) and,
+  with ``title_lines``, the non-table lines just above the table; on a text line, the words around the
+  figure (:data:`WINDOW`).
 - ``names_metric(text, printed, terms, title_lines, min_share) -> bool``: some figure line holds at least
   ``min_share`` of ``terms`` (at least one); words of one :data:`SYNONYMS` group count as the same term.
 """
@@ -25,6 +26,8 @@ import re
 from . import numbers as nums
 from .query import search_text
 
+# Words kept before / after the figure on a text (non-table) line.
+WINDOW = (10, 6)
 STEM_CHARS = 5  # prefix length: long enough to tell "gross" from "group", short enough for inflections
 # Words of an ERC question that say how to answer or where, not which metric.
 _GENERIC = frozenset("""
@@ -67,36 +70,51 @@ def metric_terms(question: str, company: str = "") -> set[str]:
     return _stems(text) - (_stems(company) if company else set())
 
 
-def figure_lines(text: str, printed: str, title_lines: int = 0) -> list[str]:
-    """Lines printing the figure, each with its table's first row and title lines (when in a table)."""
+def _windows(line: str, printed: str, before: int, after: int) -> list[str]:
+    """Word windows around each occurrence of the figure in a sentence line: a paragraph names many
+    metrics, the words next to the figure name its own ("Net cash used in investing activities was $299.7
+    million" under a "Cash Flows from ..." lead-in is not the operating cash flow)."""
+    out = []
+    for a, b in nums.value_spans(line, printed):
+        left = line[:a].split()[-before:] if before else []
+        right = line[b:].split()[:after] if after else []
+        out.append(" ".join([*left, line[a:b], *right]))
+    return out
+
+
+def figure_lines(text: str, printed: str, title_lines: int = 0, window: tuple[int, int] = WINDOW) -> list[str]:
+    """Lines printing the figure: a table row with its table's first row (and ``title_lines`` title lines
+    above the table); a text line as word windows (``window`` = words before, after) around the figure."""
     lines = (text or "").splitlines()
     out = []
     for i, line in enumerate(lines):
         if not nums.contains_value(line, printed):
             continue
-        extra = []
-        if line.lstrip().startswith("|"):
-            start = i
-            while start > 0 and lines[start - 1].lstrip().startswith("|"):
-                start -= 1
-            extra.append(lines[start])
-            j = start - 1
-            while j >= 0 and len(extra) <= title_lines:
-                if lines[j].strip():
-                    extra.append(lines[j])
-                j -= 1
+        if not line.lstrip().startswith("|"):
+            out += _windows(line, printed, *window)
+            continue
+        start = i
+        while start > 0 and lines[start - 1].lstrip().startswith("|"):
+            start -= 1
+        extra = [lines[start]]
+        j = start - 1
+        while j >= 0 and len(extra) <= title_lines:
+            if lines[j].strip():
+                extra.append(lines[j])
+            j -= 1
         out.append("\n".join([line, *extra]))
     return out
 
 
-def names_metric(text: str, printed: str, terms: set[str], title_lines: int = 0, min_share: float = 0.5) -> bool:
+def names_metric(text: str, printed: str, terms: set[str], title_lines: int = 0, min_share: float = 0.5,
+                 window: tuple[int, int] = WINDOW) -> bool:
     """True when ``terms`` is empty or a line printing the figure (with its table context) holds at least
     ``min_share`` of the terms (at least one): "Year-end fleet average CO2 emissions" is not named by a
     "Fleet gross profit" row."""
     if not terms:
         return True
     need = max(1, math.ceil(min_share * len(terms) - 1e-9))
-    return any(_matched(_stems(chunk), terms) >= need for chunk in figure_lines(text, printed, title_lines))
+    return any(_matched(_stems(chunk), terms) >= need for chunk in figure_lines(text, printed, title_lines, window))
 
 
 def _matched(stems: set[str], terms: set[str]) -> int:

@@ -257,10 +257,15 @@ def asks_percent(question: str) -> bool:
     return any(w in q for w in ("ratio", "margin", " rate")) and question_currency(question) is None
 
 
-def contains_value(text: str, printed: str) -> bool:
-    """Do the printed figure's digits appear as one number in ``text`` ("1,312,400" ~ "1312400")?"""
+def value_spans(text: str, printed: str) -> list[tuple[int, int]]:
+    """(start, end) of each number in ``text`` whose digits are the printed figure's ("1,312,400" ~ "1312400")."""
     target = _digits(printed)
-    return bool(target) and any(_digits(m.group(0)) == target for m in _NUM_RE.finditer(text or ""))
+    return [m.span() for m in _NUM_RE.finditer(text or "") if target and _digits(m.group(0)) == target]
+
+
+def contains_value(text: str, printed: str) -> bool:
+    """Do the printed figure's digits appear as one number in ``text``?"""
+    return bool(value_spans(text, printed))
 
 
 def asks_per_share(question: str) -> bool:

@@ -50,3 +50,14 @@ def test_synonym_groups_and_sentences():
 def test_a_figure_the_page_does_not_print_is_never_named_and_empty_terms_pass():
     assert not metric.names_metric(CASH_FLOW_PAGE, "99,999", {"cash"})
     assert metric.names_metric(CASH_FLOW_PAGE, "99,999", set())
+
+
+def test_on_a_text_line_only_the_words_around_the_figure_count():
+    terms = metric.metric_terms(Q_CFO, "Acme Widgets, Inc.")
+    para = ("Cash Flows from Investing Activities - Net cash used in investing activities was approximately "
+            "$299.7 million and $1.3 billion for 2022 and 2021, respectively. Net cash provided by operating "
+            "activities was $406.1 million in 2022.")
+    assert not metric.names_metric(para, "299.7", terms)
+    assert metric.names_metric(para, "406.1", terms)
+    # the whole line as one window would let the lead-in "Cash Flows" name the investing figure
+    assert metric.names_metric(para, "299.7", terms, window=(100, 100))
