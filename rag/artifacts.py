@@ -166,12 +166,15 @@ class Stage:
         self._items: dict[str, dict[str, Any]] = {}
         self._timings: dict[str, float] = {}
         self._tokens: dict[str, int] = {}
+        self._done_now = 0  # items finished by this invocation (mark_done calls)
+        self._previous: dict[str, Any] = {}
         old = self.dir / "manifest.json"
         if old.exists():
             try:
-                self._items = read_json(old).get("items", {})
+                self._previous = read_json(old)
+                self._items = self._previous.get("items", {})
             except ValueError:
-                self._items = {}
+                self._previous, self._items = {}, {}
         self._sweep_tmp()
 
     def _sweep_tmp(self) -> None:
@@ -213,6 +216,7 @@ class Stage:
         write_text_atomic(self._key_path(item), key)
         with self._lock:
             self._items[item] = {"key": key, **info}
+            self._done_now += 1
 
     def item_info(self, item: str) -> dict[str, Any]:
         return self._items.get(item, {})
@@ -234,7 +238,15 @@ class Stage:
 
     def finish(self, counts: dict[str, Any] | None = None, inputs: dict[str, str] | None = None,
                extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Write ``manifest.json`` (config, hashes, versions, timings, counts, tokens)."""
+        """Write ``manifest.json`` (config, hashes, versions, timings, counts, tokens).
+
+        ``started``/``seconds``/``timings``/``tokens`` describe the invocation that last finished an item:
+        when this one finished none (everything was current), they are carried over from the previous
+        manifest and this invocation's time goes to ``checked`` — so a re-run that skips everything does
+        not make the stage look free (ablation tables read these fields).
+        """
+        prev = self._previous
+        carried = self._done_now == 0 and "seconds" in prev
         manifest = {
             "stage": self.name,
             "run": self.cfg.run,
@@ -251,6 +263,10 @@ class Stage:
             "items": self._items,
             **(extra or {}),
         }
+        if carried:
+            manifest["checked"] = {"started": manifest["started"], "seconds": manifest["seconds"]}
+            for k in ("started", "seconds", "timings", "tokens"):
+                manifest[k] = prev.get(k, manifest[k])
         write_json_atomic(self.dir / "manifest.json", manifest)
         return manifest
 

@@ -82,3 +82,28 @@ def test_stage_sweeps_temp_files_and_resumes(make_cfg):
     assert not (st2.dir / "a.json.tmp-123").exists()
     assert st2.is_current("done", "k1", "done.json")
     assert not st2.is_current("todo", "k1")
+
+
+def test_a_rerun_that_skips_everything_keeps_the_cost_of_the_run_that_did_the_work(make_cfg):
+    cfg = make_cfg()
+    key = hash_key("input", cfg.section_hash("answer"))
+    st = Stage(cfg, "06_answer")
+    with st.timed("q0"):
+        time.sleep(0.05)
+        st.write_json("q0.json", {"v": 1})
+    st.mark_done("q0", key)
+    st.add_tokens(prompt=100, completion=10)
+    first = st.finish(counts={"questions": 1})
+    assert first["seconds"] >= 0.05 and "checked" not in first
+
+    again = Stage(cfg, "06_answer")
+    assert again.is_current("q0", key, "q0.json")
+    second = again.finish(counts={"questions": 1, "skipped": 1})
+    assert second["seconds"] == first["seconds"] and second["tokens"] == {"prompt": 100, "completion": 10}
+    assert second["started"] == first["started"] and second["checked"]["seconds"] < first["seconds"]
+    assert second["counts"]["skipped"] == 1
+
+    third = Stage(cfg, "06_answer")  # one item redone: this invocation's own numbers
+    third.mark_done("q0", key)
+    m = third.finish()
+    assert "checked" not in m and m["tokens"] == {}
