@@ -20,10 +20,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from . import tables as tb
 from . import units
 from .clean_text import clean_text, edge_key, normalize_whitespace
 from .config import RunConfig
+from .table_render import to_markdown
 from .records import CleanReport, CleanTable, ParsedTable
 
 # ---- title and unit -------------------------------------------------------------------------------
@@ -79,7 +79,7 @@ def clean_table(t: ParsedTable, vocab: Counter, *, caption: str, heading: str, p
     body = cells[max(1, t.header_rows):]
     unit = units.detect_unit(context, [c for r in head for c in r], caption, page_lines,
                              [c for r in body for c in r], dollar)
-    grid = tb.to_markdown(cells, t.header_rows) if cells else clean_text(t.markdown, vocab)
+    grid = to_markdown(cells, t.header_rows) if cells else clean_text(t.markdown, vocab)
     title = _title(context, caption, heading, cfg.clean.table_title_max_chars, skip)
     if (carry is not None and unit.scale is None and unit.currency is None and (carry.scale or carry.currency)
             and _columns(grid) == _columns(carry.markdown)):

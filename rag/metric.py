@@ -2,8 +2,8 @@
 
 A small model, asked for a metric a report does not state ("Gross margin" of a biotech without
 revenue), often returns some other figure of the context. The printed-figure check passes (the digits
-are there); this check asks that the figure's own line — a table row with its label, or a sentence —
-or its table's header/title share a content word with the metric.
+are there); this check asks that the figure's own line — a table row with its label and the table's
+header row, or the words around the figure in a sentence — hold at least a share of the metric's words.
 
 Contracts:
 - ``metric_terms(question, company="") -> set[str]``: word stems of the metric asked for: the question
@@ -15,7 +15,7 @@ Contracts:
   digits as one number, joined with its table's first row (a column header may name the metric) and,
   with ``title_lines``, the non-table lines just above the table; on a text line, the words around the
   figure (:data:`WINDOW`).
-- ``names_metric(text, printed, terms, title_lines, min_share) -> bool``: some figure line holds at least
+- ``names_metric(text, printed, terms, title_lines, min_share, window) -> bool``: some figure line holds at least
   ``min_share`` of ``terms`` (at least one); words of one :data:`SYNONYMS` group count as the same term.
 """
 from __future__ import annotations
@@ -55,9 +55,7 @@ _CANON = {w[:STEM_CHARS]: group[0][:STEM_CHARS] for group in SYNONYMS for w in g
 def _stems(text: str) -> set[str]:
     out = set()
     for w in _WORD.findall(text.lower()):
-        if w in _GENERIC:
-            continue
-        w = w.replace("-", "")
+        w = w.replace("-", "")  # "year-end" -> "yearend", "non-performing" -> "nonperforming"
         if len(w) >= 3 and w not in _GENERIC:
             stem = w[:STEM_CHARS]
             out.add(_CANON.get(stem, stem))
@@ -70,12 +68,12 @@ def metric_terms(question: str, company: str = "") -> set[str]:
     return _stems(text) - (_stems(company) if company else set())
 
 
-def _windows(line: str, printed: str, before: int, after: int) -> list[str]:
-    """Word windows around each occurrence of the figure in a sentence line: a paragraph names many
-    metrics, the words next to the figure name its own ("Net cash used in investing activities was $299.7
+def _windows(line: str, spans: list[tuple[int, int]], before: int, after: int) -> list[str]:
+    """Word windows around each span of the figure in a sentence line: a paragraph names many metrics,
+    the words next to the figure name its own ("Net cash used in investing activities was $299.7
     million" under a "Cash Flows from ..." lead-in is not the operating cash flow)."""
     out = []
-    for a, b in nums.value_spans(line, printed):
+    for a, b in spans:
         left = line[:a].split()[-before:] if before else []
         right = line[b:].split()[:after] if after else []
         out.append(" ".join([*left, line[a:b], *right]))
@@ -88,10 +86,11 @@ def figure_lines(text: str, printed: str, title_lines: int = 0, window: tuple[in
     lines = (text or "").splitlines()
     out = []
     for i, line in enumerate(lines):
-        if not nums.contains_value(line, printed):
+        spans = nums.value_spans(line, printed)
+        if not spans:
             continue
         if not line.lstrip().startswith("|"):
-            out += _windows(line, printed, *window)
+            out += _windows(line, spans, *window)
             continue
         start = i
         while start > 0 and lines[start - 1].lstrip().startswith("|"):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import tables as tb
+from .table_render import to_html, to_markdown
 from .config import ParseConfig
 from .records import PageMetrics, ParsedPage, ParsedTable, TextBlock
 
@@ -40,7 +41,7 @@ def page_metrics(text: str) -> PageMetrics:
 def _table_record(page: int, n: int, rows: list[list[str]], header_rows: int, bbox, context: str,
                   block_index: int) -> ParsedTable:
     return ParsedTable(table_id=f"{page}-{n}", page=page, cells=rows, header_rows=header_rows,
-                       markdown=tb.to_markdown(rows, header_rows), html=tb.to_html(rows, header_rows),
+                       markdown=to_markdown(rows, header_rows), html=to_html(rows, header_rows),
                        bbox=tuple(round(v, 2) for v in bbox) if bbox else None, context_above=context,
                        block_index=block_index)
 

@@ -17,7 +17,6 @@ Coordinates: PDF points, origin top-left, y grows downwards (as ``rag.records``)
 """
 from __future__ import annotations
 
-import html as _html
 import re
 from dataclasses import dataclass, field
 
@@ -257,14 +256,14 @@ def find_tables(rows: list[Row], *, min_table_rows: int, max_row_gap_pt: float, 
             start -= 1
         # Otherwise the period labels may sit a few one-cell rows higher, above the unit line:
         # "2022 2021 2020" / "(Dollars in millions)" / table. Without them the columns have no years.
-        header_row, between = None, []
+        h = None
         if not joined_header and period_header_skip_rows:
             h = _period_header_above(rows, start, used_until, cols, max_row_gap_pt, column_gap_pt,
                                      period_header_skip_rows)
-            if h is not None:
-                header_row, between = rows[h], rows[h + 1:start]
+        top = start if h is None else h  # first row inside the table's box
+        between = [] if h is None else rows[h + 1:start]  # the unit line(s) under the period labels
         grid = []
-        for row in ([header_row] if header_row else []) + rows[start:j]:
+        for row in ([] if h is None else [rows[h]]) + rows[start:j]:
             cells = [""] * len(cols)
             for s in row.segments:
                 k = _assign(s, cols)
@@ -275,7 +274,6 @@ def find_tables(rows: list[Row], *, min_table_rows: int, max_row_gap_pt: float, 
         first = grid[0]
         amounts = any(is_amount_or_nil(c) and not _YEAR.match(c.strip()) for c in first[1:])
         header_rows = 1 if (first[0] == "" or (any(first[1:]) and not amounts)) else 0
-        top = start - len(between) - 1 if header_row else start  # first row inside the table's box
         sel = rows[top:j]
         bbox = (min(r.l for r in sel), sel[0].t, max(r.r for r in sel), sel[-1].b)
         above = [r.text for r in rows[max(used_until, top - context_lines):top]
@@ -289,26 +287,3 @@ def find_tables(rows: list[Row], *, min_table_rows: int, max_row_gap_pt: float, 
         i = j
     return tables
 
-
-def to_markdown(rows: list[list[str]], header_rows: int = 1) -> str:
-    """GitHub Markdown grid; with no header row an empty header line is written (Markdown needs one)."""
-    if not rows:
-        return ""
-    width = max(len(r) for r in rows)
-
-    def line(cells: list[str]) -> str:
-        cells = list(cells) + [""] * (width - len(cells))
-        return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
-
-    head = rows[0] if header_rows > 0 else [""] * width
-    body = rows[1:] if header_rows > 0 else rows
-    return "\n".join([line(head), "|" + "|".join(["---"] * width) + "|"] + [line(r) for r in body])
-
-
-def to_html(rows: list[list[str]], header_rows: int = 1) -> str:
-    out = ["<table>"]
-    for i, r in enumerate(rows):
-        tag = "th" if i < header_rows else "td"
-        out.append("<tr>" + "".join(f"<{tag}>{_html.escape(c)}</{tag}>" for c in r) + "</tr>")
-    out.append("</table>")
-    return "".join(out)

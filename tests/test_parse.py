@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rag import parse, tables
+from rag import parse, table_render, tables
 from rag.artifacts import read_json
 from rag.dataset import load_dataset
 from rag.records import ParsedReport
@@ -218,7 +218,7 @@ def test_table_rebuild_alignment_and_header():
     assert t.rows == [["", "2023", "2022"], ["Cash", "$ 1,000", "$ 900"], ["Current assets:", "", ""],
                       ["Receivables", "5", ""], ["Inventory", "7", "(3)"]]
     assert t.header_rows == 1 and t.context_above == "Assets"
-    assert tables.to_markdown(t.rows).splitlines()[1] == "|---|---|---|"
+    assert table_render.to_markdown(t.rows).splitlines()[1] == "|---|---|---|"
 
 
 def test_period_labels_above_the_unit_line_become_the_header():
