@@ -1,7 +1,8 @@
 """Benchmark stage 05 retrieval variants side by side on a dataset with gold pages.
 
     .venv/bin/python benchmarks/retrieve.py --data ../shared/erc2-dev [--run dev] [--preset offline]
-        [--variants dense,bm25,hybrid,hybrid+llm] [--limit N] [--write] [--no-upstream] [--set K=V]
+        [--variants dense,bm25,hybrid,hybrid+llm,hybrid+lex,hybrid+lex+llm] [--limit N] [--write]
+        [--no-upstream] [--set K=V]
 
 Runs stages 01..04 through their ``run_*`` functions (current items are skipped, so an existing
 ``outputs/<run>`` is reused), then, for every variant, retrieves (and reranks) each question that has
@@ -26,12 +27,20 @@ from rag.dataset import load_dataset  # noqa: E402
 from rag.metrics import metrics_from_records  # noqa: E402
 from rag.retrieve import retrieve_question, run_retrieve  # noqa: E402
 
+_NO_LEX = {"retrieve.lexicon_expansion": False}
+_LEX = {"retrieve.lexicon_expansion": True, "retrieve.lexicon_dense": True}
 VARIANTS = {
-    "dense": {"retrieve.mode": "dense", "rerank.mode": "none"},
-    "bm25": {"retrieve.mode": "bm25", "rerank.mode": "none"},
-    "hybrid": {"retrieve.mode": "hybrid", "rerank.mode": "none"},
-    "hybrid+llm": {"retrieve.mode": "hybrid", "rerank.mode": "llm"},
-    "hybrid+qe": {"retrieve.mode": "hybrid", "rerank.mode": "none", "retrieve.query_expansion": True},
+    "dense": {"retrieve.mode": "dense", "rerank.mode": "none", **_NO_LEX},
+    "bm25": {"retrieve.mode": "bm25", "rerank.mode": "none", **_NO_LEX},
+    "hybrid": {"retrieve.mode": "hybrid", "rerank.mode": "none", **_NO_LEX},
+    "hybrid+llm": {"retrieve.mode": "hybrid", "rerank.mode": "llm", **_NO_LEX},
+    "hybrid+qe": {"retrieve.mode": "hybrid", "rerank.mode": "none", "retrieve.query_expansion": True, **_NO_LEX},
+    # lexicon topics (prompts/search/lexicon.toml, the default): words join BM25 and one more dense query
+    "dense+lex": {"retrieve.mode": "dense", "rerank.mode": "none", **_LEX},
+    "bm25+lex": {"retrieve.mode": "bm25", "rerank.mode": "none", **_LEX},
+    "hybrid+lex-bm25": {"retrieve.mode": "hybrid", "rerank.mode": "none", **_LEX, "retrieve.lexicon_dense": False},
+    "hybrid+lex": {"retrieve.mode": "hybrid", "rerank.mode": "none", **_LEX},
+    "hybrid+lex+llm": {"retrieve.mode": "hybrid", "rerank.mode": "llm", **_LEX},
 }
 
 
@@ -52,7 +61,7 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default="../shared/erc2-dev")
     ap.add_argument("--run", default="dev")
     ap.add_argument("--preset", default="offline")
-    ap.add_argument("--variants", default="dense,bm25,hybrid,hybrid+llm")
+    ap.add_argument("--variants", default="dense,bm25,hybrid,hybrid+llm,hybrid+lex,hybrid+lex+llm")
     ap.add_argument("--limit", type=int, default=0, help="only the first N questions with gold pages")
     ap.add_argument("--set", action="append", default=[], help="extra override KEY=VALUE for every variant")
     ap.add_argument("--write", action="store_true", help="also run run_retrieve with the preset's config")

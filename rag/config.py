@@ -151,6 +151,13 @@ class RetrieveConfig(_Frozen):
     # Upper bounds on what the expansion may add (counts of keywords / paraphrases kept).
     expansion_keywords: int = Field(8, ge=0)
     expansion_paraphrases: int = Field(2, ge=0)
+    # Vocabulary expansion without a model: topics of the lexicon file (question words -> the words a
+    # report prints, e.g. "leadership changed" -> appointed, resigned, director) join the BM25 query.
+    # erc2-dev hybrid: gold-pool hit@10 0.846 -> 1.0, MRR 0.589 -> 0.715 (benchmarks/retrieve.py).
+    lexicon_expansion: bool = True
+    lexicon: str = "prompts/search/lexicon.toml"  # relative to the project root
+    # Also search densely with "query + lexicon terms" (a second dense query; the best cosine counts).
+    lexicon_dense: bool = True
 
 
 class RerankConfig(_Frozen):
@@ -218,6 +225,10 @@ class AnswerConfig(_Frozen):
     # Long context: answer the parts (each <= max_context_tokens) in page-rank order and stop at the
     # first part with an answer (number/name: non-N/A, boolean: true); False answers every part.
     early_stop: bool = True
+    # Pages per answering call by answer kind (0 or absent: as many as max_context_tokens holds). A small
+    # model reads one page more reliably than three: {"boolean": 1} asks page by page, true when any
+    # page says true (with early_stop, the first true ends the loop).
+    pages_per_call: dict[str, int] = Field(default_factory=dict)
     # Lines above a table searched for its unit line ("values in thousands of USD").
     unit_lookback_lines: int = Field(3, ge=0)
     # Sanity check: largest |k| tried when matching answer == printed value * 1000**k.

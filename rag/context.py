@@ -6,7 +6,7 @@ Contracts:
   [{sha1, company}], ``candidates`` {sha1: [CandidatePage dict {sha1, page, text, scores{..., final},
   reason}]} best first, ``sub_questions`` {sha1: text} for comparative questions.
   ``candidates_by_report`` ranks each report's pages, ``merged_pages`` merges the routed reports.
-- ``pack_parts(pages, budget, counter)``: pages in rank order packed into parts of at most ``budget``
+- ``pack_parts(pages, budget, counter, max_pages=0)``: pages in rank order packed into parts of at most ``budget``
   context tokens (as counted by ``counter``); a page over the budget is truncated into its own part.
 """
 from __future__ import annotations
@@ -106,9 +106,10 @@ def _truncate(text: str, budget: int, counter: Counter) -> str:
     return text
 
 
-def pack_parts(pages: list[CtxPage], budget: int, counter: Counter) -> list[list[CtxPage]]:
-    """Greedy packing in rank order into parts of <= ``budget`` context tokens; a page larger than
-    the budget alone is truncated into its own part."""
+def pack_parts(pages: list[CtxPage], budget: int, counter: Counter, max_pages: int = 0) -> list[list[CtxPage]]:
+    """Greedy packing in rank order into parts of <= ``budget`` context tokens (and, when
+    ``max_pages`` > 0, of at most that many pages); a page larger than the budget alone is truncated
+    into its own part."""
     parts: list[list[CtxPage]] = []
     cur: list[CtxPage] = []
     used = 0
@@ -120,7 +121,7 @@ def pack_parts(pages: list[CtxPage], budget: int, counter: Counter) -> list[list
                 cur, used = [], 0
             parts.append([CtxPage(p.sha1, p.page, _truncate(p.text, budget, counter), p.rank, p.score)])
             continue
-        if cur and used + n > budget:
+        if cur and (used + n > budget or (max_pages and len(cur) >= max_pages)):
             parts.append(cur)
             cur, used = [], 0
         cur.append(p)

@@ -53,7 +53,7 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
     settling part ends the loop (names always reads every part).
     """
     top = pages[: cfg.answer.max_pages]
-    parts = pack_parts(top, cfg.answer.max_context_tokens, counter)
+    parts = pack_parts(top, cfg.answer.max_context_tokens, counter, cfg.answer.pages_per_call.get(kind, 0))
     calls, value, cited_all, info_used = [], (False if kind == "boolean" else NA), [], {}
     names: list[str] = []
     settled = False

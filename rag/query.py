@@ -8,15 +8,23 @@ Contract:
   ``retrieve.expansion_keywords`` keywords and ``retrieve.expansion_paraphrases`` paraphrases from
   ``rag.models.get_llm(cfg)``, cached per question and llm+retrieve config until ``clear_expansions()``
   (``Usage(cached=True)`` for a cached one).
+- ``lexicon_terms(cfg, query) -> list[str]``: the report vocabulary of every topic of the lexicon file
+  ``retrieve.lexicon`` whose ``when`` pattern matches ``query`` (deduplicated, file order); ``[]`` when
+  ``retrieve.lexicon_expansion`` is off. ``lexicon_hash(cfg)`` is the file's content hash (currency
+  key). A missing or malformed file raises :class:`LexiconError` naming the file and the problem.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
+import tomllib
+from functools import lru_cache
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from .config import RunConfig
+from .config import PROJECT_ROOT, RunConfig
 from .models.base import Usage
 
 # Answer-format boilerplate of ERC questions: it says how to answer, not what to look for.
@@ -86,3 +94,75 @@ def expand_query(cfg: RunConfig, question_text: str, llm=None) -> tuple[QueryExp
     with _LOCK:
         _EXPANSIONS[key] = exp
     return exp, res.usage
+
+
+# ---- lexicon expansion (no model: a vocabulary file) -----------------------------------------------
+class LexiconError(ValueError):
+    """The lexicon file is missing or malformed; the message names the file."""
+
+
+class Topic(BaseModel):
+    """One lexicon topic: when any ``when`` regex matches the query, ``terms`` join the search."""
+
+    name: str
+    when: list[re.Pattern]
+    terms: list[str]
+
+
+def lexicon_path(cfg: RunConfig) -> Path:
+    path = Path(cfg.retrieve.lexicon)
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
+
+def _lexicon(cfg: RunConfig) -> tuple[tuple[Topic, ...], str]:
+    """(topics, content hash) of the configured lexicon; the file is re-read each call (small), parsed
+    once per content, so an edit is seen at once."""
+    p = lexicon_path(cfg)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise LexiconError(f"{p}: lexicon file not found (config retrieve.lexicon)") from None
+    return _parse_lexicon(str(p), raw)
+
+
+@lru_cache(maxsize=8)
+def _parse_lexicon(path: str, raw: bytes) -> tuple[tuple[Topic, ...], str]:
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise LexiconError(f"{path}: not valid TOML: {e}") from None
+    topics = []
+    for i, t in enumerate(data.get("topic", []), 1):
+        try:
+            topics.append(Topic(name=t["name"], when=[re.compile(w, re.I) for w in t["when"]],
+                                terms=[str(x) for x in t["terms"]]))
+        except (KeyError, TypeError) as e:
+            raise LexiconError(f"{path}: topic {i} needs name, when (list) and terms (list): missing {e}") from None
+        except re.error as e:
+            raise LexiconError(f"{path}: topic {i} ({t.get('name')}): bad regular expression: {e}") from None
+    if not topics:
+        raise LexiconError(f"{path}: no [[topic]] entries")
+    return tuple(topics), hashlib.sha256(raw).hexdigest()[:16]
+
+
+def lexicon_hash(cfg: RunConfig) -> str:
+    """Content hash of the lexicon file ("" when lexicon expansion is off)."""
+    return _lexicon(cfg)[1] if cfg.retrieve.lexicon_expansion else ""
+
+
+def lexicon_topics(cfg: RunConfig, query: str) -> list[str]:
+    """Names of the lexicon topics whose ``when`` matches ``query`` (file order)."""
+    if not cfg.retrieve.lexicon_expansion:
+        return []
+    return [t.name for t in _lexicon(cfg)[0] if any(w.search(query) for w in t.when)]
+
+
+def lexicon_terms(cfg: RunConfig, query: str) -> list[str]:
+    """Report vocabulary for ``query``: terms of every matching topic, deduplicated, file order."""
+    if not cfg.retrieve.lexicon_expansion:
+        return []
+    out: list[str] = []
+    for t in _lexicon(cfg)[0]:
+        if any(w.search(query) for w in t.when):
+            out += [x for x in t.terms if x not in out]
+    return out

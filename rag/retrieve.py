@@ -9,10 +9,13 @@ Contract:
   ``scores["retrieval"]`` = page score / best page score in [0, 1] (1 = best page of this report).
   ``scores["final"]`` equals ``retrieval`` until :func:`rag.rerank.rerank` blends in its score.
   With ``cfg.retrieve.query_cleanup`` the search query is :func:`rag.query.search_text` (answer-format
-  boilerplate and the company's name removed); the reranker still sees the full question.
+  boilerplate and the company's name removed); the reranker still sees the full question. With
+  ``cfg.retrieve.lexicon_expansion`` the terms of matching lexicon topics (:func:`rag.query.lexicon_terms`)
+  join the BM25 query (and, with ``lexicon_dense``, make one more dense query).
 - ``run_retrieve(cfg, ds, progress=True) -> DataFrame`` writes ``05_retrieve/<qid>.json`` per question
   (question, kind, routed reports, sub-questions, candidate pages per report with every score and
-  reason, usage) and the stage manifest; a question whose key is unchanged is skipped.
+  reason, the search run per report: query, dense queries, BM25 query, lexicon topics; usage) and
+  the stage manifest; a question whose key is unchanged is skipped.
 - Score direction everywhere: higher = better.
 """
 from __future__ import annotations
@@ -33,7 +36,7 @@ from .dataset import Dataset, Question
 # Fusion over chunk-id rankings ({id: score}); rag.index.rrf is the same over (id, score) lists.
 from .index import rrf_scores as rrf
 from .models.base import Usage
-from .query import clear_expansions, expand_query, search_text
+from .query import clear_expansions, expand_query, lexicon_hash, lexicon_terms, lexicon_topics, search_text
 from .records import CleanReport
 from .route import route, split_comparative
 
@@ -165,12 +168,14 @@ def lift_to_pages(cfg: RunConfig, chunks: Sequence, found: dict[str, dict[int, f
 
 def retrieve_pages(cfg: RunConfig, question_text: str, sha1: str, *, index=None,
                    texts: dict[int, str] | None = None, embed: Callable[[str], np.ndarray] | None = None,
-                   llm=None, usage: list[Usage] | None = None) -> list[CandidatePage]:
+                   llm=None, usage: list[Usage] | None = None,
+                   trace: dict[str, Any] | None = None) -> list[CandidatePage]:
     """Top candidate pages of report ``sha1`` for ``question_text`` (best first, before reranking).
 
     ``index``/``texts``/``embed``/``llm`` default to the run's stage-04 index, stage-02 pages,
     ``rag.index.embed_query`` and ``rag.models.get_llm``; tests pass fakes. Query-expansion token use
-    is appended to the list ``usage`` when given.
+    is appended to the list ``usage`` when given; ``trace``, when given, receives the search as run
+    (``query``, ``dense_queries``, ``bm25_query``, ``lexicon_topics``).
     """
     index = index if index is not None else _index(cfg, sha1)
     company = ""
@@ -188,6 +193,14 @@ def retrieve_pages(cfg: RunConfig, question_text: str, sha1: str, *, index=None,
             usage.append(u)
         queries += exp.paraphrases
         bm25_query = " ".join([query, *exp.keywords, *exp.paraphrases])
+    terms = lexicon_terms(cfg, query)
+    if terms:
+        bm25_query = " ".join([bm25_query, *terms])
+        if cfg.retrieve.lexicon_dense:
+            queries.append(" ".join([query, *terms]))
+    if trace is not None:
+        trace.update(query=query, dense_queries=list(queries), bm25_query=bm25_query,
+                     lexicon_topics=lexicon_topics(cfg, query))
     found = search_chunks(cfg, index, queries, bm25_query, embed)
     return lift_to_pages(cfg, index.chunks, found, texts)
 
@@ -212,7 +225,9 @@ def question_key(cfg: RunConfig, q: Question, routed: Sequence[str], companies: 
     """Currency key: question, routed companies, upstream item keys, retrieve/rerank(/llm) config, code."""
     sections = ("retrieve", "rerank") + (("llm",) if _uses_llm(cfg) else ())
     return hash_key(q.text, q.kind, {s: companies[s] for s in routed}, _upstream_keys(cfg, routed),
-                    cfg.section_hash(*sections), CODE_VERSION)
+                    cfg.section_hash(*sections),
+                    # the lexicon's content only when it is used: keys of runs without it stay as they were
+                    *([lexicon_hash(cfg)] if cfg.retrieve.lexicon_expansion else []), CODE_VERSION)
 
 
 def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> dict[str, Any]:
@@ -223,8 +238,10 @@ def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> dic
     subs = split_comparative(q.text, q.kind, ds.reports)
     usages: list[Usage] = []
     candidates: dict[str, list[dict]] = {}
+    searches: dict[str, dict[str, Any]] = {}
     for sha1, text in subs.items():
-        pages = retrieve_pages(cfg, text, sha1, llm=llm, usage=usages)
+        searches[sha1] = {}
+        pages = retrieve_pages(cfg, text, sha1, llm=llm, usage=usages, trace=searches[sha1])
         pages, u = rerank(cfg, text, pages, llm=llm)
         usages.append(u)
         candidates[sha1] = [p.model_dump(mode="json") for p in pages]
@@ -232,7 +249,7 @@ def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> dic
     return {"qid": q.qid, "question": q.text, "kind": q.kind,
             "routed": [{"sha1": s, "company": companies[s]} for s in subs],
             "sub_questions": subs if q.kind == "comparative" else {},
-            "candidates": candidates, "usage": sum(usages, Usage()).as_dict(),
+            "candidates": candidates, "search": searches, "usage": sum(usages, Usage()).as_dict(),
             "seconds": round(time.perf_counter() - t0, 3)}
 
 
@@ -240,6 +257,8 @@ def summary_row(rec: dict[str, Any], skipped: bool = False) -> dict[str, Any]:
     tops = [f"{s[:8]}:p{c[0]['page']}" for s, c in rec["candidates"].items() if c]
     return {"qid": rec["qid"], "kind": rec["kind"], "companies": ", ".join(r["company"] for r in rec["routed"]),
             "n_reports": len(rec["routed"]), "top_pages": " ".join(tops),
+            "lexicon": ", ".join(sorted({t for s in rec.get("search", {}).values()
+                                         for t in s.get("lexicon_topics", [])})),
             "top_final": max((c[0]["scores"]["final"] for c in rec["candidates"].values() if c), default=None),
             "seconds": rec.get("seconds"), "skipped": skipped}
 

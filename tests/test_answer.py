@@ -191,6 +191,7 @@ def test_percentage_kept_and_parentheses_negative(make_cfg):
 # ---- other kinds, references ---------------------------------------------------------------------
 def test_name_names_boolean_prompt_selection_and_references(make_cfg):
     cfg = make_cfg(overrides={"answer.max_pages": 3, "answer.max_context_tokens": 2000,
+                              "answer.pages_per_call": {"boolean": 0},  # one packed context per question
                               "answer.max_references": 1, "answer.fill_references": 1,
                               "answer.refs_for_false": True})
     ds = make_ds([("Who is the CEO of Acme Corp?", "name"),
@@ -485,3 +486,27 @@ def test_a_figure_from_another_row_is_na_unless_the_check_is_off(make_cfg):
         assert df.loc[0, "value"] == expected
         if check:
             assert "names the metric" in df.loc[0, "na_reason"]
+
+
+def test_boolean_asked_page_by_page_finds_evidence_past_the_first_page(make_cfg):
+    """``answer.pages_per_call = {boolean: 1}``: three short pages that fit one call are asked one at a
+    time; the fake model (like the small real one) misses evidence that is not alone in its context."""
+    ds = make_ds([("Did Acme Corp mention any mergers or acquisitions?", "boolean")])
+    pages = [page(A, 1, "Our fleet grew to 420 trucks.", 0.9), page(A, 2, "Revenue rose 4%.", 0.8),
+             page(A, 3, "In March we completed the acquisition of Beta Ltd.", 0.7)]
+
+    def respond(messages, schema):
+        ctx = user_msg(messages)
+        found = ctx.count("=== Page") == 1 and "acquisition of" in ctx
+        return {**base([1] if found else []), "final_answer": found}
+
+    packed = make_cfg(run="packed", overrides={"answer.max_pages": 3, "answer.pages_per_call": {"boolean": 0}})
+    by_page = make_cfg(run="by-page", overrides={"answer.max_pages": 3, "answer.pages_per_call": {"boolean": 1}})
+    for cfg in (packed, by_page):
+        write_retrieval(cfg, "q000", pages)
+        run_answer(cfg, ds, progress=False, llm=FakeLLM(respond), counter=COUNT)
+    one = read_json(packed.run_dir / "06_answer" / "debug" / "q000.json")
+    assert len(one["calls"]) == 1 and one["value"] is False
+    each = read_json(by_page.run_dir / "06_answer" / "debug" / "q000.json")
+    assert [c["pages"][0]["page"] for c in each["calls"]] == [1, 2, 3] and all(len(c["pages"]) == 1 for c in each["calls"])
+    assert each["value"] is True and each["references"] == [{"sha1": A, "page": 3}]

@@ -254,6 +254,8 @@ def test_run_retrieve_with_fakes(make_cfg, tmp_path, monkeypatch):
     assert set(rec["sub_questions"]) == {SHA, "b" * 40} and rec["candidates"]["b" * 40][0]["page"] == 1
     cand = rec["candidates"][SHA][0]
     assert set(cand["scores"]) >= {"dense", "bm25", "fused", "retrieval", "llm", "final"} and cand["reason"]
+    search = rec["search"][SHA]  # the search as run: cleaned query, its lexicon topics, the BM25 query
+    assert search["query"] in search["bm25_query"] and search["dense_queries"][0] == search["query"]
     none = json.loads((cfg.run_dir / "05_retrieve" / "q001.json").read_text())
     assert none["routed"] == [] and none["candidates"] == {}
     manifest = json.loads((cfg.run_dir / "05_retrieve" / "manifest.json").read_text())
@@ -330,6 +332,9 @@ def test_viewer_html_marks_gold_and_unrouted():
     h = record_html(rec, gold={(SHA, 4), (SHA, 9)})
     assert "4 ★" in h and "has it" in h and "&lt;b&gt;" in h and "not retrieved: [9]" in h and "<th>llm</th>" not in h
     assert "no report" in record_html({**rec, "routed": [], "candidates": {}})
+    searched = record_html({**rec, "search": {SHA: {"query": "dividend per share", "bm25_query": "dividend per share payout",
+                                                    "lexicon_topics": ["dividend_per_share"]}}})
+    assert "lexicon topics: dividend_per_share" in searched and "dividend per share payout" in searched
 
 
 def test_page_excerpt_picks_the_relevant_lines():

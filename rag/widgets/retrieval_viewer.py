@@ -64,6 +64,12 @@ def record_html(rec: Mapping[str, Any], gold: set[tuple[str, int]] | None = None
         parts.append(f"<h4>{html.escape(r['company'])} <small>{sha1[:10]}</small></h4>")
         if sha1 in subs:
             parts.append(f"<p>Sub-question: <i>{html.escape(subs[sha1])}</i></p>")
+        search = rec.get("search", {}).get(sha1)
+        if search:
+            topics = ", ".join(search.get("lexicon_topics", [])) or "none"
+            parts.append(f"<p style='color:#666'>Search: <i>{html.escape(search.get('query', ''))}</i> · "
+                         f"lexicon topics: {html.escape(topics)}<details><summary>BM25 query</summary>"
+                         f"<pre>{html.escape(search.get('bm25_query', ''))}</pre></details></p>")
         cands = rec.get("candidates", {}).get(sha1, [])
         cols = [c for c in SCORE_COLUMNS if any(p["scores"].get(c) is not None for p in cands)]
         parts.append("<table><tr><th>#</th><th>page</th>" + "".join(f"<th>{c}</th>" for c in cols)
