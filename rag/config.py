@@ -19,7 +19,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
 PRESETS_DIR = Path(__file__).parent / "presets"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -228,7 +228,8 @@ class AnswerConfig(_Frozen):
     # Pages per answering call by answer kind (0 or absent: as many as max_context_tokens holds). A small
     # model reads one page more reliably than three: {"boolean": 1} asks page by page, true when any
     # page says true (with early_stop, the first true ends the loop).
-    pages_per_call: dict[str, int] = Field(default_factory=dict)
+    pages_per_call: dict[Literal["number", "name", "names", "boolean"], NonNegativeInt] = Field(
+        default_factory=dict)
     # Lines above a table searched for its unit line ("values in thousands of USD").
     unit_lookback_lines: int = Field(3, ge=0)
     # Sanity check: largest |k| tried when matching answer == printed value * 1000**k.

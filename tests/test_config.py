@@ -42,6 +42,8 @@ def test_frozen():
     ({"rerank.mode": "magic"}, "rerank.mode"),
     ({"chunk.overlap": -1}, "chunk.overlap"),
     ({"retrieve.top_k_chunks": "many"}, "retrieve.top_k_chunks"),
+    ({"answer.pages_per_call": {"boolean": -1}}, "answer.pages_per_call.boolean"),
+    ({"answer.pages_per_call": {"bool": 1}}, "answer.pages_per_call"),
 ])
 def test_unknown_key_or_bad_value_names_it(overrides, needle):
     with pytest.raises(ConfigError, match=needle.replace(".", r"\.")):
