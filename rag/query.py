@@ -1,4 +1,4 @@
-"""Search queries of stage 05: the question as search text, and its optional LLM expansion.
+"""Search queries of stage 05: the question as search text, its optional LLM and lexicon expansions.
 
 Contract:
 - ``search_text(question_text, company="") -> str``: answer-format boilerplate of ERC questions ("If
@@ -8,10 +8,12 @@ Contract:
   ``retrieve.expansion_keywords`` keywords and ``retrieve.expansion_paraphrases`` paraphrases from
   ``rag.models.get_llm(cfg)``, cached per question and llm+retrieve config until ``clear_expansions()``
   (``Usage(cached=True)`` for a cached one).
-- ``lexicon_terms(cfg, query) -> list[str]``: the report vocabulary of every topic of the lexicon file
-  ``retrieve.lexicon`` whose ``when`` pattern matches ``query`` (deduplicated, file order); ``[]`` when
-  ``retrieve.lexicon_expansion`` is off. ``lexicon_hash(cfg)`` is the file's content hash (currency
+- ``match_lexicon(cfg, query) -> list[Topic]``: the topics of the lexicon file ``retrieve.lexicon``
+  whose ``when`` pattern matches ``query`` (file order; ``[]`` when ``retrieve.lexicon_expansion`` is
+  off); ``lexicon_terms``/``lexicon_topics`` give their deduplicated terms / names. ``lexicon_hash(cfg)`` is the file's content hash (currency
   key). A missing or malformed file raises :class:`LexiconError` naming the file and the problem.
+- ``build_search(cfg, question_text, company="", llm=None, usage=None) -> dict``: the search as run
+  (``query``, ``dense_queries``, ``bm25_query``, ``lexicon_topics``), see its docstring.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import threading
 import tomllib
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -150,19 +153,51 @@ def lexicon_hash(cfg: RunConfig) -> str:
     return _lexicon(cfg)[1] if cfg.retrieve.lexicon_expansion else ""
 
 
-def lexicon_topics(cfg: RunConfig, query: str) -> list[str]:
-    """Names of the lexicon topics whose ``when`` matches ``query`` (file order)."""
+def match_lexicon(cfg: RunConfig, query: str) -> list[Topic]:
+    """The lexicon topics whose ``when`` matches ``query`` (file order; [] when the lexicon is off)."""
     if not cfg.retrieve.lexicon_expansion:
         return []
-    return [t.name for t in _lexicon(cfg)[0] if any(w.search(query) for w in t.when)]
+    return [t for t in _lexicon(cfg)[0] if any(w.search(query) for w in t.when)]
+
+
+def lexicon_topics(cfg: RunConfig, query: str) -> list[str]:
+    """Names of the lexicon topics whose ``when`` matches ``query`` (file order)."""
+    return [t.name for t in match_lexicon(cfg, query)]
+
+
+def topic_terms(topics: list[Topic]) -> list[str]:
+    """The topics' terms, deduplicated, in order."""
+    return list(dict.fromkeys(x for t in topics for x in t.terms))
 
 
 def lexicon_terms(cfg: RunConfig, query: str) -> list[str]:
     """Report vocabulary for ``query``: terms of every matching topic, deduplicated, file order."""
-    if not cfg.retrieve.lexicon_expansion:
-        return []
-    out: list[str] = []
-    for t in _lexicon(cfg)[0]:
-        if any(w.search(query) for w in t.when):
-            out += [x for x in t.terms if x not in out]
-    return out
+    return topic_terms(match_lexicon(cfg, query))
+
+
+# ---- the search as run ---------------------------------------------------------------------------
+def build_search(cfg: RunConfig, question_text: str, company: str = "", llm=None,
+                 usage: list[Usage] | None = None) -> dict[str, Any]:
+    """The queries stage 05 runs for one question in one report.
+
+    ``query``: the question, cleaned (:func:`search_text`) when ``retrieve.query_cleanup``;
+    ``dense_queries``: the query, the LLM's paraphrases (``query_expansion``) and query + lexicon terms
+    (``lexicon_dense``); ``bm25_query``: the query with expansion keywords/paraphrases and lexicon terms;
+    ``lexicon_topics``: names of the matching topics. Expansion usage is appended to ``usage``.
+    """
+    query = search_text(question_text, company) if cfg.retrieve.query_cleanup else question_text
+    queries, bm25_query = [query], query
+    if cfg.retrieve.query_expansion:
+        exp, u = expand_query(cfg, question_text, llm)
+        if usage is not None:
+            usage.append(u)
+        queries += exp.paraphrases
+        bm25_query = " ".join([query, *exp.keywords, *exp.paraphrases])
+    topics = match_lexicon(cfg, query)
+    terms = topic_terms(topics)
+    if terms:
+        bm25_query = " ".join([bm25_query, *terms])
+        if cfg.retrieve.lexicon_dense:
+            queries.append(" ".join([query, *terms]))
+    return {"query": query, "dense_queries": queries, "bm25_query": bm25_query,
+            "lexicon_topics": [t.name for t in topics]}

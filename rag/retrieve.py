@@ -8,10 +8,10 @@ Contract:
   (1-based ``page``), a page's score made from its chunks by ``cfg.retrieve.page_score``, and
   ``scores["retrieval"]`` = page score / best page score in [0, 1] (1 = best page of this report).
   ``scores["final"]`` equals ``retrieval`` until :func:`rag.rerank.rerank` blends in its score.
-  With ``cfg.retrieve.query_cleanup`` the search query is :func:`rag.query.search_text` (answer-format
-  boilerplate and the company's name removed); the reranker still sees the full question. With
-  ``cfg.retrieve.lexicon_expansion`` the terms of matching lexicon topics (:func:`rag.query.lexicon_terms`)
-  join the BM25 query (and, with ``lexicon_dense``, make one more dense query).
+  The queries come from :func:`rag.query.build_search`: the question without answer-format boilerplate
+  and the company's name (``query_cleanup``), LLM expansion (``query_expansion``), and the terms of
+  matching lexicon topics in the BM25 query and one more dense query (``lexicon_expansion``,
+  ``lexicon_dense``); the reranker still sees the full question.
 - ``run_retrieve(cfg, ds, progress=True) -> DataFrame`` writes ``05_retrieve/<qid>.json`` per question
   (question, kind, routed reports, sub-questions, candidate pages per report with every score and
   reason, the search run per report: query, dense queries, BM25 query, lexicon topics; usage) and
@@ -36,7 +36,7 @@ from .dataset import Dataset, Question
 # Fusion over chunk-id rankings ({id: score}); rag.index.rrf is the same over (id, score) lists.
 from .index import rrf_scores as rrf
 from .models.base import Usage
-from .query import clear_expansions, expand_query, lexicon_hash, lexicon_terms, lexicon_topics, search_text
+from .query import build_search, clear_expansions, lexicon_hash
 from .records import CleanReport
 from .route import route, split_comparative
 
@@ -185,23 +185,10 @@ def retrieve_pages(cfg: RunConfig, question_text: str, sha1: str, *, index=None,
         from .index import embed_query
 
         embed = lambda t: embed_query(cfg, t)  # noqa: E731
-    query = search_text(question_text, company) if cfg.retrieve.query_cleanup else question_text
-    queries, bm25_query = [query], query
-    if cfg.retrieve.query_expansion:
-        exp, u = expand_query(cfg, question_text, llm)
-        if usage is not None:
-            usage.append(u)
-        queries += exp.paraphrases
-        bm25_query = " ".join([query, *exp.keywords, *exp.paraphrases])
-    terms = lexicon_terms(cfg, query)
-    if terms:
-        bm25_query = " ".join([bm25_query, *terms])
-        if cfg.retrieve.lexicon_dense:
-            queries.append(" ".join([query, *terms]))
+    search = build_search(cfg, question_text, company, llm, usage)
     if trace is not None:
-        trace.update(query=query, dense_queries=list(queries), bm25_query=bm25_query,
-                     lexicon_topics=lexicon_topics(cfg, query))
-    found = search_chunks(cfg, index, queries, bm25_query, embed)
+        trace.update(search)
+    found = search_chunks(cfg, index, search["dense_queries"], search["bm25_query"], embed)
     return lift_to_pages(cfg, index.chunks, found, texts)
 
 

@@ -14,9 +14,9 @@ from rag.dataset import Dataset, Gold, PageRef, Question, Report
 from rag.metrics import question_metrics, summarize, per_question, rank_lists
 from rag.models.base import FakeLLM, HashEmbedder, ModelUnavailable
 from rag.records import Chunk, CleanPage, CleanReport
+from rag.query import search_text
 from rag.rerank import RerankError, rerank
-from rag.retrieve import (CandidatePage, lift_to_pages, retrieve_pages, rrf, run_retrieve, search_chunks,
-                          search_text)
+from rag.retrieve import CandidatePage, lift_to_pages, retrieve_pages, rrf, run_retrieve, search_chunks
 
 SHA = "a" * 40
 
