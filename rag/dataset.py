@@ -3,6 +3,9 @@
 Layout (``data/<name>/``)::
 
     pdfs/<sha1>.pdf     the reports, named by the SHA-1 of the file
+    pdf_dirs.txt        only when there is no pdfs/: one folder per line (relative to the dataset
+                        root, or absolute; blank and '#' lines ignored), searched in order for
+                        <sha1>.pdf, so a dataset can use PDFs kept elsewhere (e.g. ../shared)
     subset.csv          sha1, company_name, cur[, major_industry]
     questions.json      [{"text": ..., "kind": number|name|names|boolean|comparative}]
     answers.json        optional gold: {question text: {kind, answers: [value], reference_pools:
@@ -104,6 +107,26 @@ def parse_ref(ref: str) -> PageRef:
     return PageRef(sha1=sha1, page=int(idx) + 1)
 
 
+def _pdf_dirs(root: Path, problems: list[str]) -> list[Path]:
+    """Folders searched for ``<sha1>.pdf``: ``pdfs/`` or, when absent, those ``pdf_dirs.txt`` lists."""
+    listing = root / "pdf_dirs.txt"
+    if (root / "pdfs").is_dir() or not listing.exists():
+        return [root / "pdfs"]
+    dirs = []
+    for line_no, line in enumerate(listing.read_text(encoding="utf-8-sig").splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        folder = root / line  # an absolute line replaces root
+        if not folder.is_dir():
+            problems.append(f"{listing}:{line_no}: listed PDF folder {folder} does not exist")
+            continue
+        dirs.append(folder)
+    if not dirs:
+        problems.append(f"{listing}: lists no existing PDF folder")
+    return dirs
+
+
 def _load_subset(root: Path, problems: list[str], check_hashes: bool) -> list[Report]:
     path = root / "subset.csv"
     if not path.exists():
@@ -111,6 +134,7 @@ def _load_subset(root: Path, problems: list[str], check_hashes: bool) -> list[Re
         return []
     reports: list[Report] = []
     seen: dict[str, int] = {}
+    pdf_dirs = _pdf_dirs(root, problems)
     with open(path, newline="", encoding="utf-8-sig") as f:
         reader = csv.DictReader(f)
         missing = [c for c in SUBSET_COLUMNS if c not in (reader.fieldnames or [])]
@@ -129,9 +153,13 @@ def _load_subset(root: Path, problems: list[str], check_hashes: bool) -> list[Re
             seen[sha1] = row_no
             if not (row.get("company_name") or "").strip():
                 problems.append(f"{where}: empty company_name for {sha1}")
-            pdf = root / "pdfs" / f"{sha1}.pdf"
-            if not pdf.exists():
-                problems.append(f"{where}: listed PDF {pdf} is absent")
+            pdf = next((d / f"{sha1}.pdf" for d in pdf_dirs if (d / f"{sha1}.pdf").exists()), None)
+            if pdf is None:
+                if len(pdf_dirs) == 1:
+                    problems.append(f"{where}: listed PDF {pdf_dirs[0] / f'{sha1}.pdf'} is absent")
+                else:
+                    places = ", ".join(str(d) for d in pdf_dirs) or "(no PDF folder)"
+                    problems.append(f"{where}: listed PDF {sha1}.pdf is absent from {places}")
                 continue
             if check_hashes and sha1_of(pdf) != sha1:
                 problems.append(f"{pdf}: file's sha1 {sha1_of(pdf)} does not match its name")

@@ -7,6 +7,8 @@ labelling action::
      "value": 123.0, "pages": [{"sha1": "...", "page": 12}], "status": "accepted", "labeller": "ann"}
 
 - ``page`` is 1-based (the project's convention), never the ERC 0-based ``page_index``.
+- Optional string fields: ``evidence`` (the printed figure or sentence, verbatim, for a non-N/A answer) and
+  ``searched`` (for N/A / False: what was looked for and where). Reading keeps any extra field as is.
 - ``status``: ``accepted`` (model answer and pages confirmed), ``corrected`` (value and/or pages
   changed by hand) or ``skipped`` (looked at, no label). The LAST line for a question wins.
 - Appends are ``write + flush + fsync``; a crash mid-append leaves at most one torn line. Reading
@@ -70,12 +72,18 @@ def _pages_json(pages: Iterable[PageRef | dict | tuple]) -> list[dict[str, Any]]
 
 
 def append_label(path: Path | str, question: str, value: Any, pages: Iterable = (), status: str = "accepted",
-                 labeller: str = "", kind: str | None = None, qid: str | None = None) -> dict[str, Any]:
+                 labeller: str = "", kind: str | None = None, qid: str | None = None,
+                 evidence: str | None = None, searched: str | None = None) -> dict[str, Any]:
     """Append one label line durably (flush + fsync) and return the record written."""
     if status not in STATUSES:
         raise LabelError(f"status must be one of {', '.join(STATUSES)}, not {status!r}")
     rec = {"time": _utc_now(), "qid": qid, "question": question, "kind": kind, "value": value,
            "pages": _pages_json(pages), "status": status, "labeller": labeller}
+    for field, text in (("evidence", evidence), ("searched", searched)):
+        if text is not None:
+            if not isinstance(text, str):
+                raise LabelError(f"{field} must be a string, not {type(text).__name__}")
+            rec[field] = text
     line = json.dumps(rec, ensure_ascii=False) + "\n"
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
