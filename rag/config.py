@@ -187,7 +187,15 @@ class LLMConfig(_Frozen):
     # Name of the weights entry in rag/models/weights.py for the llama_cpp backend.
     gguf: str = "qwen2.5-coder-1.5b"
     n_ctx: int = Field(8192, ge=512)
+    # Threads for generation and for prompt processing (None: = n_threads). With threads = cores, any other
+    # busy process makes llama.cpp's spinning OpenMP barriers collapse (see benchmarks/models.py --contention).
     n_threads: int = Field(2, ge=1)
+    n_threads_batch: int | None = Field(None, ge=1)
+    # Environment for the llama.cpp server process. OpenMP's default spins at barriers: beside one busy
+    # process on 2 cores generation fell 18 -> 0.4 tokens/s; PASSIVE keeps ~14 (benchmarks/models.py --contention).
+    server_env: dict[str, str] = Field(default_factory=lambda: {"OMP_WAIT_POLICY": "PASSIVE"})
+    # Restarts of a local server that died (segfault, OOM kill) before a call gives up with ModelUnavailable.
+    server_max_restarts: int = Field(1, ge=0)
     temperature: float = Field(0.0, ge=0)
     seed: int = 42
     max_tokens: int = Field(1024, ge=1)
@@ -282,11 +290,17 @@ class RunConfig(_Frozen):
 
     def section_hash(self, *sections: str) -> str:
         """Stable hash of the named config sections (what a stage's outputs depend on)."""
-        data = {s: self.model_dump(mode="json")[s] for s in sections}
+        dump = self.model_dump(mode="json")
+        data = {s: {k: v for k, v in dump[s].items() if (s, k) not in RUNTIME_ONLY} for s in sections}
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
     def config_hash(self) -> str:
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+
+# Settings that change how a model process runs, never what it answers: left out of currency keys, so
+# changing them re-runs nothing.
+RUNTIME_ONLY = {("llm", "n_threads_batch"), ("llm", "server_env"), ("llm", "server_max_restarts")}
 
 
 def available_presets() -> list[str]:

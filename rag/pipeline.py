@@ -72,7 +72,11 @@ def run_direct(cfg: RunConfig, ds: Dataset, stages: Sequence[str] = NOTEBOOKS[:-
     out = {}
     for name in stages:
         t0 = time.perf_counter()
-        out[name] = fns[name](cfg, ds, progress=progress)
+        try:
+            out[name] = fns[name](cfg, ds, progress=progress)
+        except Exception as e:
+            e._rag_stage = name  # for the one-line report in main()
+            raise
         print(f"[{name}] {time.perf_counter() - t0:.1f}s", flush=True)
     return out
 
@@ -93,8 +97,12 @@ def run_notebooks(preset: str, data_dir: str, run: str, overrides: dict[str, Any
         dst = out_dir / f"{name}.ipynb"
         t0 = time.perf_counter()
         print(f"[{name}] running {src.relative_to(PROJECT_ROOT)}", flush=True)
-        pm.execute_notebook(str(src), str(dst), parameters=params, cwd=str(PROJECT_ROOT),
-                            kernel_name=kernel, progress_bar=False, log_output=False)
+        try:
+            pm.execute_notebook(str(src), str(dst), parameters=params, cwd=str(PROJECT_ROOT),
+                                kernel_name=kernel, progress_bar=False, log_output=False)
+        except Exception as e:
+            e._rag_stage = name  # for the one-line report in main()
+            raise
         print(f"[{name}] done in {time.perf_counter() - t0:.1f}s -> {dst}", flush=True)
         done.append(dst)
     return done
@@ -114,7 +122,40 @@ def print_outcome(cfg: RunConfig) -> None:
         print("Score: " + ", ".join(f"{k}={tot[k]}" for k in keys))
 
 
+# Errors a user fixes (a model that cannot run, a bad config or dataset): printed as one line plus the
+# resume hint, not as a traceback; --debug re-raises them.
+USER_ERRORS = ("ModelUnavailable", "ConfigError", "DatasetError", "LexiconError")
+
+
+def user_error(e: BaseException) -> tuple[str, str] | None:
+    """(error class, message) when ``e`` is a user error, raised directly or inside a notebook run by
+    papermill (whose exception carries the cell's error name and value); else None."""
+    ename, evalue = type(e).__name__, str(e)
+    if ename == "PapermillExecutionError":
+        ename, evalue = getattr(e, "ename", ""), getattr(e, "evalue", "")
+    if ename in USER_ERRORS or any(c.__name__ in USER_ERRORS for c in type(e).__mro__):
+        return ename, evalue
+    return None
+
+
+def report_user_error(e: BaseException, stage: str, run_dir: Path, argv: Sequence[str]) -> int:
+    """Print one line (+ where the full message is and how to resume); return the exit code 2."""
+    import shlex
+
+    ename, msg = user_error(e)
+    first = msg.strip().splitlines()[0] if msg.strip() else ename
+    run_dir.mkdir(parents=True, exist_ok=True)
+    log = run_dir / "error.log"
+    log.write_text(f"{stage}: {ename}: {msg}\n")
+    print(f"\nerror: {stage}: {ename}: {first}", file=sys.stderr)
+    if msg.strip().count("\n"):
+        print(f"  full message: {log}", file=sys.stderr)
+    print(f"  finished items are kept; resume with: python -m rag.pipeline {shlex.join(argv)}", file=sys.stderr)
+    return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(prog="python -m rag.pipeline", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--preset", default="offline")
@@ -124,16 +165,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
     ap.add_argument("--stages", default=None, help="comma-separated notebook/stage names (default all)")
     ap.add_argument("--direct", action="store_true", help="call stage functions instead of notebooks")
+    ap.add_argument("--debug", action="store_true", help="show the full traceback of a user error")
     a = ap.parse_args(argv)
     overrides = parse_set(a.set)
-    cfg, ds = prepare(a.preset, a.data, a.run, overrides, demo=a.demo)
-    t0 = time.perf_counter()
-    if a.direct:
-        stages = a.stages.split(",") if a.stages else NOTEBOOKS[:-1]
-        run_direct(cfg, ds, stages)
-    else:
-        names = a.stages.split(",") if a.stages else NOTEBOOKS
-        run_notebooks(a.preset, cfg.data_dir, cfg.run, overrides, names)
+    stage = "setup"
+    try:
+        cfg, ds = prepare(a.preset, a.data, a.run, overrides, demo=a.demo)
+        t0 = time.perf_counter()
+        if a.direct:
+            stages = a.stages.split(",") if a.stages else NOTEBOOKS[:-1]
+            stage = ",".join(stages)
+            run_direct(cfg, ds, stages)
+        else:
+            names = a.stages.split(",") if a.stages else NOTEBOOKS
+            stage = ",".join(names)
+            run_notebooks(a.preset, cfg.data_dir, cfg.run, overrides, names)
+    except Exception as e:  # noqa: BLE001 - user errors become one line, the rest propagate
+        if a.debug or user_error(e) is None:
+            raise
+        stage = getattr(e, "_rag_stage", stage)
+        run_dir = cfg.run_dir if "cfg" in locals() else PROJECT_ROOT / "outputs"
+        return report_user_error(e, stage, run_dir, argv)
     print(f"\nAll done in {time.perf_counter() - t0:.0f}s.")
     print_outcome(cfg)
     return 0

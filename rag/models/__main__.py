@@ -1,8 +1,10 @@
-"""``python -m rag.models --check [--preset offline]``: one real structured call through the configured LLM.
+"""``python -m rag.models --check [--preset offline] [--setup]``: real calls through the configured models.
 
-Prints backend, model, the structured answer to a small real prompt, usage and the seconds it took; also
-the embedder's dimension and the tiktoken count of the prompt. Exit code 1 with the reason when a model
-is unavailable.
+``--check``: prints backend, model, the llama.cpp build and system info line (which SIMD sets it uses),
+the structured answer to a small real prompt, usage and seconds, then the embedder's dimension.
+``--check --setup`` (run by ``make run`` / ``make test`` before any notebook): one short uncached
+completion only; on failure ONE message naming the model, how it failed, the build flags, the CPU and
+the fix. Exit code 1 when a model is unavailable.
 """
 from __future__ import annotations
 
@@ -24,20 +26,63 @@ PROMPT = [
     {"role": "user", "content": "Excerpt: 'Northwind Traders Inc. reported revenue of USD 412.5 million in 2023, "
                                 "up from USD 380.2 million in 2022.' Give company, revenue_musd and grew."},
 ]
+SETUP_PROMPT = [{"role": "user", "content": "Say OK."}]
+# Tokens the setup check asks for: enough to prove generation works, few enough to take a second.
+SETUP_MAX_TOKENS = 4
+FIX = ("Fix: rebuild llama-cpp-python with portable flags, `make llama-rebuild LLAMA_VARIANT=avx2` "
+       "(or LLAMA_VARIANT=basic on a CPU without AVX2), then re-run; see README 'When the model check fails'.")
+
+
+def _llama_lines(cfg) -> list[str]:
+    if cfg.llm.backend != "llama_cpp":
+        return []
+    from .llama_server import build_info, cpu_summary, system_info
+
+    return [f"llama.cpp build: {build_info()}", f"llama.cpp system info: {system_info()}", f"cpu: {cpu_summary()}"]
+
+
+def setup_check(cfg) -> int:
+    """One short real completion; 0 when the model answers, else 1 with one clear message."""
+    from . import get_llm, shutdown_all
+    from .base import ModelError
+
+    t0 = time.time()
+    try:
+        r = get_llm(cfg).complete(SETUP_PROMPT, max_tokens=SETUP_MAX_TOKENS)
+    except ModelError as e:
+        first = str(e).strip().splitlines()[0]
+        print(f"MODEL CHECK FAILED: {cfg.llm.backend} model {cfg.llm.model!r} did not answer: {first}",
+              file=sys.stderr)
+        for line in _llama_lines(cfg):
+            print(f"  {line}", file=sys.stderr)
+        if cfg.llm.backend == "llama_cpp":
+            print(f"  {FIX}", file=sys.stderr)
+        return 1
+    finally:
+        shutdown_all()
+    print(f"model check: {cfg.llm.backend} {cfg.llm.model} answered {r.raw.strip()[:40]!r} "
+          f"({r.usage.completion_tokens} tokens, {time.time() - t0:.1f}s incl. server start)")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m rag.models")
     ap.add_argument("--check", action="store_true", required=True)
     ap.add_argument("--preset", default="offline")
+    ap.add_argument("--setup", action="store_true", help="one short uncached completion (setup's proof)")
     ap.add_argument("--no-cache", action="store_true", help="bypass the completion cache (a real call)")
     args = ap.parse_args(argv)
     from ..config import load_config
     from . import count_tokens, get_embedder, get_llm, shutdown_all
     from .base import ModelError
 
-    cfg = load_config(args.preset, overrides={"llm.cache": False} if args.no_cache else None)
+    no_cache = args.no_cache or args.setup
+    cfg = load_config(args.preset, overrides={"llm.cache": False} if no_cache else None)
+    if args.setup:
+        return setup_check(cfg)
     print(f"backend: {cfg.llm.backend}  model: {cfg.llm.model}  structured: {cfg.llm.structured}")
+    for line in _llama_lines(cfg):
+        print(line)
     try:
         print(f"prompt tokens (cl100k): {sum(count_tokens(m['content'], cfg) for m in PROMPT)}")
         llm = get_llm(cfg)

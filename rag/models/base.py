@@ -50,16 +50,20 @@ class Usage:
     cached: bool = False
     cost_usd: float = 0.0
     seconds: float = 0.0
+    restarts: int = 0  # local model server restarts this call needed (it had died)
 
     def __add__(self, other: "Usage") -> "Usage":
         return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens,
                      self.requests + other.requests, self.cached and other.cached,
-                     self.cost_usd + other.cost_usd, self.seconds + other.seconds)
+                     self.cost_usd + other.cost_usd, self.seconds + other.seconds, self.restarts + other.restarts)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "requests": self.requests, "cached": self.cached, "cost_usd": round(self.cost_usd, 6),
-                "seconds": round(self.seconds, 3)}
+        d = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+             "requests": self.requests, "cached": self.cached, "cost_usd": round(self.cost_usd, 6),
+             "seconds": round(self.seconds, 3)}
+        if self.restarts:  # only when it happened: records of normal runs keep their shape
+            d["restarts"] = self.restarts
+        return d
 
 
 @dataclass

@@ -14,6 +14,8 @@ Contract (see ``base.LLM``):
   format, sampling params); a hit sends no request. ``LLMResult.usage`` sums the call and its repair;
   ``usage.cached`` is True only when nothing was sent. Every ``complete`` adds its usage ONCE to
   ``self.meter`` (``meter.snapshot()`` = totals).
+- A local llama.cpp server that dies is restarted at most ``cfg.llm.server_max_restarts`` times
+  (``usage.restarts`` counts them); after that the call raises ``ModelUnavailable`` naming the signal.
 - Retries (own, the openai client's are off): 429, 5xx, timeouts and connection errors, up to
   ``cfg.llm.max_retries`` times, waiting Retry-After when the server sends it, else exponential backoff
   with jitter. Requests/min and tokens/min budgets are shared by all threads of one client.
@@ -121,7 +123,8 @@ class ChatLLM:
                 # One server per (weights, n_ctx, n_threads) in this process, shared by every client using it;
                 # start() is a no-op while it runs and restarts it after shutdown() / a crash.
                 self.server = get_server(gguf_path(c.gguf, self.cfg.path("models_dir")), c.gguf, c.n_ctx,
-                                         c.n_threads, c.server_start_timeout_s).start()
+                                         c.n_threads, c.server_start_timeout_s, n_threads_batch=c.n_threads_batch,
+                                         env=dict(c.server_env), max_restarts=c.server_max_restarts).start()
                 base_url, key = self.server.base_url, "local"
             elif self.backend == "openai":
                 key = os.environ.get(c.api_key_env)
@@ -175,9 +178,13 @@ class ChatLLM:
 
             est = sum(count_tokens(m.get("content") or "", self.cfg) for m in messages) + int(params.get("max_tokens", 0))
         c = self.llm_cfg
-        t0, sent = time.time(), 0
-        for attempt in range(c.max_retries + 1):
+        t0, sent, attempt, restarts = time.time(), 0, 0, 0
+        while True:
             self.limiter.acquire(est)
+            # A local server that died (segfault, OOM kill) is restarted here at most
+            # llm.server_max_restarts times, then ModelUnavailable names the signal: no retries on a dead port.
+            if self.server is not None and self.server.ensure_alive():
+                restarts += 1
             client = self._connect()
             sent += 1
             with self._count_lock:
@@ -186,14 +193,17 @@ class ChatLLM:
                 resp = client.chat.completions.create(model=self.model, messages=messages, **kwargs)
                 break
             except Exception as e:  # noqa: BLE001 - classified below
+                if self.server is not None and self.server.dead:
+                    continue  # the request killed it (or it died meanwhile): ensure_alive decides above
                 retry_after, retryable = self._classify(e)
                 if not retryable or attempt >= c.max_retries:
                     raise self._final_error(e, sent) from e
                 time.sleep(backoff_s(attempt, c.retry_base_s, c.retry_max_s, retry_after))
+                attempt += 1
         text = resp.choices[0].message.content or ""
         u = resp.usage
         pt, ct = (u.prompt_tokens or 0, u.completion_tokens or 0) if u else (0, 0)
-        usage = Usage(pt, ct, sent, False, _price(self.model, pt, ct), time.time() - t0)
+        usage = Usage(pt, ct, sent, False, _price(self.model, pt, ct), time.time() - t0, restarts)
         if self.cache is not None:
             self.cache.put(key, json.dumps({"text": text, "prompt_tokens": pt, "completion_tokens": ct}).encode())
         return text, usage
