@@ -167,6 +167,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--direct", action="store_true", help="call stage functions instead of notebooks")
     ap.add_argument("--debug", action="store_true", help="show the full traceback of a user error")
     a = ap.parse_args(argv)
+    if a.stages:  # a typo must not run 01 first and then fail on an unknown name
+        known = NOTEBOOKS if not a.direct else NOTEBOOKS[:-1]
+        bad = [s for s in a.stages.split(",") if s not in known]
+        if bad:
+            ap.error(f"unknown stage(s) {', '.join(bad)}; known: {', '.join(known)}")
     overrides = parse_set(a.set)
     stage = "setup"
     try:

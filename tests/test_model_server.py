@@ -140,20 +140,3 @@ def test_stage05_server_death_is_one_line_and_resume_keeps_finished_records(stan
     assert len(after) == len(json.loads((demo_dir / "questions.json").read_text()))
     assert {k: after[k] for k in before} == before  # finished questions were not redone
 
-
-def test_user_errors_from_papermill_are_one_line_with_resume_hint(tmp_path, capsys):
-    """A ModelUnavailable raised inside a notebook reaches the CLI as papermill's exception (name + value):
-    it is reported like a direct one, with the full message kept in outputs/<run>/error.log."""
-    from papermill.exceptions import PapermillExecutionError
-
-    from rag.pipeline import report_user_error, user_error
-
-    msg = "llama.cpp server for m.gguf killed by SIGSEGV (signal 11) (after 1 restart(s)). Server log tail:\nline"
-    e = PapermillExecutionError(3, 3, "run_retrieve(cfg, ds)", "ModelUnavailable", msg, ["tb"])
-    assert user_error(e) == ("ModelUnavailable", msg)
-    assert user_error(RuntimeError("boom")) is None  # bugs keep their traceback
-    assert report_user_error(e, "05_retrieve", tmp_path, ["--data", "d", "--run", "r"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err[0] == "error: 05_retrieve: ModelUnavailable: " + msg.splitlines()[0]
-    assert err[-1].endswith("resume with: python -m rag.pipeline --data d --run r")
-    assert "Server log tail:\nline" in (tmp_path / "error.log").read_text()

@@ -1,0 +1,33 @@
+"""The pipeline CLI's handling of user errors: one line + resume hint instead of a traceback, and stage
+names checked before anything runs."""
+from __future__ import annotations
+
+import pytest
+
+
+def test_user_errors_from_papermill_are_one_line_with_resume_hint(tmp_path, capsys):
+    """A ModelUnavailable raised inside a notebook reaches the CLI as papermill's exception (name + value):
+    it is reported like a direct one, with the full message kept in outputs/<run>/error.log."""
+    from papermill.exceptions import PapermillExecutionError
+
+    from rag.pipeline import report_user_error, user_error
+
+    msg = "llama.cpp server for m.gguf killed by SIGSEGV (signal 11) (after 1 restart(s)). Server log tail:\nline"
+    e = PapermillExecutionError(3, 3, "run_retrieve(cfg, ds)", "ModelUnavailable", msg, ["tb"])
+    assert user_error(e) == ("ModelUnavailable", msg)
+    assert user_error(RuntimeError("boom")) is None  # bugs keep their traceback
+    assert report_user_error(e, "05_retrieve", tmp_path, ["--data", "d", "--run", "r"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0] == "error: 05_retrieve: ModelUnavailable: " + msg.splitlines()[0]
+    assert err[-1].endswith("resume with: python -m rag.pipeline --data d --run r")
+    assert "Server log tail:\nline" in (tmp_path / "error.log").read_text()
+
+
+def test_unknown_stage_name_is_refused_before_anything_runs(tmp_path, capsys):
+    from rag.pipeline import main
+
+    with pytest.raises(SystemExit) as ei:
+        main(["--data", str(tmp_path), "--direct", "--stages", "01_parse,05_retreive"])
+    assert ei.value.code == 2
+    assert "unknown stage(s) 05_retreive" in capsys.readouterr().err
+    assert not (tmp_path / "outputs").exists()
