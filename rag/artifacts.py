@@ -5,9 +5,12 @@ Contract:
   same folder, is fsync'ed, then ``os.replace``'d over the target. A kill -9 leaves either the old
   file or the new one, never half of one (stray ``*.tmp-*`` files are ignored and swept).
 - A stage records, per item (a report sha1, a question id…), the *key* its output was made from
-  (hash of inputs + config sections + code version) in ``.keys/<item>.key``, written *after* the
-  output. ``Stage.is_current(item, key)`` is true only when both exist and the key matches, so a
-  stage killed mid-run redoes exactly the unfinished items.
+  (upstream items' keys + config sections + code version, see :mod:`rag.core.deps`), its status,
+  details and usage in ``.items/<item>.json``, written *after* the output. ``Stage.is_current(item,
+  key)`` is true only when both exist and the key matches, so a stage killed mid-run redoes exactly
+  the unfinished items; the manifest is rebuilt from the records.
+- Downstream stages ask an item's state through the producing stage's module (which calls
+  :func:`item_state`); only the owner of a stage spells its folder.
 - A stage writes only inside its own ``outputs/<run>/NN_stage/``; it reads earlier stages' files
   and never edits them.
 """
@@ -18,12 +21,13 @@ import importlib.metadata
 import json
 import os
 import platform
+import shutil
 import tempfile
 import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 from .config import RunConfig
 
@@ -44,6 +48,8 @@ TRACKED_PACKAGES = (
 )
 
 _TMP_MARK = ".tmp-"
+ITEMS_DIR = ".items"  # per-item records (see Stage)
+LEGACY_KEYS_DIR = ".keys"  # per-item keys of outputs written before item records
 
 
 def _fsync_write(path: Path, data: bytes) -> None:
@@ -136,20 +142,21 @@ def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str]:
     return out
 
 
+class ItemState(NamedTuple):
+    """What a downstream stage needs to know about one upstream item."""
+
+    status: str  # "done" | "failed" | "blocked" | "missing"
+    key: str  # the producer's currency key ("" unless done)
+    reason: str  # why it failed / was blocked ("" when done)
+
+
 class Stage:
-    """One stage's output folder ``outputs/<run>/<name>/`` with its manifest.
+    """One stage's output folder ``outputs/<run>/<name>/`` with its per-item records and manifest.
 
-    Use::
-
-        stage = Stage(cfg, "03_chunk")
-        for sha1 in reports:
-            key = hash_key(input_hash, cfg.section_hash("chunk"), CODE_VERSION)
-            if stage.is_current(sha1, key):
-                continue
-            with stage.timed(sha1):
-                stage.write_json(f"{sha1}.json", result)
-            stage.mark_done(sha1, key, counts={...})
-        stage.finish(counts={...})
+    Per item the stage keeps ``.items/<item>.json`` = ``{"key", "status", "error", "info", "usage"}``,
+    written *after* the item's outputs. The manifest is rebuilt from these records by :meth:`finish`,
+    so a run killed mid-way and resumed reports what an uninterrupted run reports. The item loop
+    (:func:`rag.core.loop.run_items`) is the normal writer; ``mark_done``/``mark_failed`` are its parts.
     """
 
     def __init__(self, cfg: RunConfig, name: str):
@@ -159,11 +166,10 @@ class Stage:
         self.name = name
         self.dir = cfg.run_dir / name
         self.dir.mkdir(parents=True, exist_ok=True)
-        self._keys = self.dir / ".keys"
-        self._keys.mkdir(exist_ok=True)
+        self._records = self.dir / ITEMS_DIR
+        self._records.mkdir(exist_ok=True)
         self._lock = threading.Lock()
         self._started = time.time()
-        self._items: dict[str, dict[str, Any]] = {}
         self._timings: dict[str, float] = {}
         self._tokens: dict[str, int] = {}
         self._done_now = 0  # items finished by this invocation (mark_done calls)
@@ -172,9 +178,8 @@ class Stage:
         if old.exists():
             try:
                 self._previous = read_json(old)
-                self._items = self._previous.get("items", {})
             except ValueError:
-                self._previous, self._items = {}, {}
+                self._previous = {}
         self._sweep_tmp()
 
     def _sweep_tmp(self) -> None:
@@ -200,26 +205,49 @@ class Stage:
     def write_bytes(self, rel: str, data: bytes) -> Path:
         return write_bytes_atomic(self.path(rel), data)
 
-    # ---- currency ---------------------------------------------------------------------
-    def _key_path(self, item: str) -> Path:
-        return self._keys / f"{item}.key"
+    def remove(self, *rels: str) -> None:
+        """Delete outputs (files or folders) so nothing downstream reuses them."""
+        for rel in rels:
+            p = self.path(rel)
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            elif p.exists():
+                p.unlink()
+
+    # ---- per-item records and currency ------------------------------------------------
+    def _record_path(self, item: str) -> Path:
+        return self._records / f"{item}.json"
+
+    def record(self, item: str) -> dict[str, Any] | None:
+        """The item's record, or None (a legacy ``.keys/<item>.key`` reads as a done record)."""
+        return read_item_record(self.dir, item)
 
     def is_current(self, item: str, key: str, *outputs: str) -> bool:
         """True when ``item`` was finished with this ``key`` and its ``outputs`` still exist."""
-        kp = self._key_path(item)
-        if not kp.exists() or kp.read_text().strip() != key:
+        rec = self.record(item)
+        if not rec or rec.get("status") != "done" or rec.get("key") != key:
             return False
         return all(self.path(o).exists() for o in outputs)
 
-    def mark_done(self, item: str, key: str, **info: Any) -> None:
+    def _write_record(self, item: str, rec: dict[str, Any]) -> None:
+        write_json_atomic(self._record_path(item), rec, indent=None)
+
+    def mark_done(self, item: str, key: str, usage: dict[str, Any] | None = None, **info: Any) -> None:
         """Record ``item`` as finished (call after its outputs are written)."""
-        write_text_atomic(self._key_path(item), key)
+        self._write_record(item, {"key": key, "status": "done", "error": "", "info": info, "usage": usage or {}})
         with self._lock:
-            self._items[item] = {"key": key, **info}
             self._done_now += 1
 
+    def mark_failed(self, item: str, key: str, error: str, outputs: Sequence[str] = (), status: str = "failed",
+                    **info: Any) -> None:
+        """Record ``item`` as failed (or ``status="blocked"`` by an upstream failure) and remove its old
+        ``outputs``: a stale result must never be read as this config's."""
+        self.remove(*outputs)
+        self._write_record(item, {"key": key, "status": status, "error": error, "info": info, "usage": {}})
+
     def item_info(self, item: str) -> dict[str, Any]:
-        return self._items.get(item, {})
+        rec = self.record(item) or {}
+        return {"key": rec.get("key"), **rec.get("info", {})} if rec else {}
 
     # ---- timings, tokens, manifest -----------------------------------------------------
     @contextmanager
@@ -236,15 +264,36 @@ class Stage:
             for k, v in counts.items():
                 self._tokens[k] = self._tokens.get(k, 0) + int(v or 0)
 
-    def finish(self, counts: dict[str, Any] | None = None, inputs: dict[str, str] | None = None,
-               extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Write ``manifest.json`` (config, hashes, versions, timings, counts, tokens).
+    def _items(self, item_ids: Sequence[str] | None) -> dict[str, dict[str, Any]]:
+        if item_ids is None:
+            item_ids = sorted(p.name[:-len(".json")] for p in self._records.glob("*.json"))
+        out = {}
+        for i in item_ids:
+            rec = self.record(i)
+            if rec is not None:
+                out[i] = rec
+        return out
 
-        ``started``/``seconds``/``timings``/``tokens`` describe the invocation that last finished an item:
-        when this one finished none (everything was current), they are carried over from the previous
-        manifest and this invocation's time goes to ``checked`` — so a re-run that skips everything does
-        not make the stage look free (ablation tables read these fields).
+    def finish(self, counts: dict[str, Any] | None = None, inputs: dict[str, str] | None = None,
+               extra: dict[str, Any] | None = None, item_ids: Sequence[str] | None = None) -> dict[str, Any]:
+        """Write ``manifest.json`` (config, hashes, versions, timings, counts, items, usage).
+
+        ``items``, ``counts.items_*`` and ``usage`` are rebuilt from the item records of ``item_ids``
+        (default: every record in the folder): the cost of producing this stage's outputs, whichever
+        invocation did the work. ``started``/``seconds``/``timings``/``tokens`` describe the invocation
+        that last finished an item: when this one finished none (everything was current), they are
+        carried over from the previous manifest and this invocation's time goes to ``checked``.
         """
+        from .core.usage import ItemUsage, total
+
+        records = self._items(item_ids)
+        usage = total(ItemUsage.from_dict(r.get("usage")) for r in records.values() if r.get("status") == "done")
+        status_counts = {f"items_{s}": sum(r.get("status") == s for r in records.values())
+                         for s in ("done", "failed", "blocked")}
+        tokens = dict(self._tokens)
+        for k in ("prompt_tokens", "completion_tokens", "embedding_tokens"):
+            if getattr(usage, k):
+                tokens[k] = getattr(usage, k)
         prev = self._previous
         carried = self._done_now == 0 and "seconds" in prev
         manifest = {
@@ -258,9 +307,12 @@ class Stage:
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._started)),
             "seconds": round(time.time() - self._started, 3),
             "timings": {k: round(v, 3) for k, v in self._timings.items()},
-            "tokens": dict(self._tokens),
-            "counts": counts or {},
-            "items": self._items,
+            "tokens": tokens,
+            "usage": usage.as_dict(),
+            "counts": {**status_counts, **(counts or {})},
+            "items": {i: {"key": r.get("key"), **({"status": r["status"]} if r.get("status") != "done" else {}),
+                          **({"error": r["error"]} if r.get("error") else {}), **r.get("info", {}),
+                          **({"usage": r["usage"]} if r.get("usage") else {})} for i, r in records.items()},
             **(extra or {}),
         }
         if carried:
@@ -269,6 +321,38 @@ class Stage:
                 manifest[k] = prev.get(k, manifest[k])
         write_json_atomic(self.dir / "manifest.json", manifest)
         return manifest
+
+
+def read_item_record(stage_folder: Path, item: str) -> dict[str, Any] | None:
+    """Item record of ``item`` in a stage folder (see :class:`Stage`); None when there is none."""
+    p = stage_folder / ITEMS_DIR / f"{item}.json"
+    if p.exists():
+        try:
+            return read_json(p)
+        except ValueError:
+            return None
+    legacy = stage_folder / LEGACY_KEYS_DIR / f"{item}.key"  # outputs written before item records
+    if legacy.exists():
+        return {"key": legacy.read_text().strip(), "status": "done", "error": "", "info": {}, "usage": {}}
+    return None
+
+
+def item_state(stage_folder: Path, item: str, outputs: Sequence[str] = ()) -> ItemState:
+    """State of one upstream item for a downstream stage's key and skip decision.
+
+    done: the producer's key; failed/blocked: the reason; an output present without any record (written
+    by hand or by a test) is done with the sha256 of its files as key; otherwise missing.
+    """
+    rec = read_item_record(stage_folder, item)
+    if rec is not None:
+        st = rec.get("status", "done")
+        if st == "done" and outputs and not all((stage_folder / o).exists() for o in outputs):
+            return ItemState("missing", "", f"{stage_folder / outputs[0]} is missing")
+        return ItemState(st, rec.get("key", "") if st == "done" else "", rec.get("error", ""))
+    files = [stage_folder / o for o in outputs]
+    if files and all(f.is_file() for f in files):
+        return ItemState("done", "sha256:" + hash_key(*[file_sha256(f) for f in files]), "")
+    return ItemState("missing", "", "")
 
 
 def stage_dir(cfg: RunConfig, name: str) -> Path:

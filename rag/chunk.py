@@ -18,18 +18,20 @@ Contract:
 - Optional context header (``cfg.chunk.context_header``): ``"<company> | page <n> | <heading>"`` as the
   first line; ``heading`` is the last Markdown heading (``#``) seen at or before the chunk's start,
   carried over from earlier pages.
-- Currency key per (report, size) = sha256 of ``02_clean/<sha1>.json`` + chunk config (less the size
-  list) + size + :data:`CODE_VERSION`: adding a size chunks only that size.
+- Currency key per (report, size) = 02's key for the report + chunk config (less the size list) + size
+  + :data:`CODE_VERSION`: adding a size chunks only that size. Owner of ``03_chunk/``: ``load_chunks``,
+  ``chunk_file`` and ``item_state`` are how other modules read it.
 """
 from __future__ import annotations
 
-import time
-
 import pandas as pd
 
-from .artifacts import Stage, file_sha256, hash_key, read_json, stage_dir
+from .artifacts import ItemState, Stage, hash_key, read_jsonl, stage_dir
+from .artifacts import item_state as _item_state
 from .chunk_split import Counter, atoms, pack, split_page, table_pieces
 from .config import RunConfig
+from .core import deps
+from .core.loop import Item, Jsonl, Result, failures, outcome_counts, run_items, upstream_block
 from .records import Chunk, CleanReport
 
 CODE_VERSION = "chunk-1"
@@ -89,71 +91,71 @@ def chunk_report(report: CleanReport, size: int, cfg: RunConfig, count: Counter)
     return chunks
 
 
-def load_clean(cfg: RunConfig, sha1: str) -> CleanReport:
-    path = stage_dir(cfg, "02_clean") / f"{sha1}.json"
-    if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: run stage 02_clean for report {sha1}")
-    try:
-        return CleanReport.model_validate(read_json(path))
-    except Exception as e:  # pydantic ValidationError or bad JSON: name the file
-        raise ValueError(f"{path}: not a valid CleanReport ({e})") from e
-
-
 def chunk_file(sha1: str, size: int) -> str:
     return f"{sha1}.s{size}.jsonl"
 
 
 def load_chunks(cfg: RunConfig, sha1: str, size: int) -> list[Chunk]:
-    from .artifacts import read_jsonl
-
+    """The chunks of one report at one size (``03_chunk/<sha1>.s<size>.jsonl``), in page order."""
     path = stage_dir(cfg, STAGE) / chunk_file(sha1, size)
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: run stage 03_chunk (sizes {cfg.chunk.sizes})")
     return [Chunk.model_validate(r) for r in read_jsonl(path)]
 
 
+def item_id(sha1: str, size: int) -> str:
+    return f"{sha1}.s{size}"
+
+
+def item_state(cfg: RunConfig, sha1: str, size: int) -> ItemState:
+    """State of (report, size) in 03_chunk (done + key, failed/blocked + reason, or missing)."""
+    return _item_state(cfg.run_dir / STAGE, item_id(sha1, size), (chunk_file(sha1, size),))
+
+
+def chunk_key(cfg: RunConfig, clean_key: str, size: int) -> str:
+    """02's key for the report + chunk config (less the size list: each size is its own item) + size + code."""
+    return hash_key(clean_key, deps.config_signature(cfg, STAGE), size, CODE_VERSION)
+
+
 def run_chunk(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
-    """Chunk every report of ``ds`` at every size in ``cfg.chunk.sizes`` (skips current items)."""
+    """Chunk every report of ``ds`` at every size in ``cfg.chunk.sizes`` (skips current items; a report
+    that failed upstream is carried as blocked)."""
+    from .clean import STAGE as CLEAN, item_state as clean_state, load_clean
+
     stage = Stage(cfg, STAGE)
-    clean_dir = stage_dir(cfg, "02_clean")
     count = token_counter(cfg)
-    # The size list itself stays out of the key (each size is its own item): adding 1000 keeps 300 current.
-    knobs = {k: v for k, v in cfg.chunk.model_dump(mode="json").items() if k != "sizes"}
-    rows = []
-    totals = {"chunks": 0, "reports": 0, "skipped": 0}
-    for ri, rep in enumerate(ds.reports):
-        src = clean_dir / f"{rep.sha1}.json"
-        if not src.exists():
-            raise FileNotFoundError(f"{src} is missing: run stage 02_clean for {rep.company} ({rep.sha1})")
-        src_hash = file_sha256(src)
-        report: CleanReport | None = None
+    items = []
+    for rep in ds.reports:
+        up = clean_state(cfg, rep.sha1)
+        if up.status == "missing":  # stage 02 never ran for it: the stage cannot run (not one item's failure)
+            load_clean(cfg, rep.sha1)
         for size in cfg.chunk.sizes:
-            item = f"{rep.sha1}.s{size}"
-            key = hash_key(src_hash, knobs, size, CODE_VERSION)
-            out = chunk_file(rep.sha1, size)
-            if stage.is_current(item, key, out):
-                info = stage.item_info(item)
-                rows.append({"sha1": rep.sha1, "company": rep.company, "size": size, **info.get("counts", {}),
-                             "seconds": 0.0})
-                totals["skipped"] += 1
-                continue
-            t0 = time.perf_counter()
-            with stage.timed(item):
-                report = report or load_clean(cfg, rep.sha1)
-                chunks = chunk_report(report, size, cfg, count)
-                stage.write_jsonl(out, [c.model_dump(mode="json") for c in chunks])
-            kinds = {k: sum(c.kind == k for c in chunks) for k in ("text", "table", "serialized_table")}
-            counts = {"chunks": len(chunks), **kinds, "max_tokens": max((c.tokens for c in chunks), default=0),
-                      "over_limit": sum(c.tokens > size for c in chunks)}
-            stage.mark_done(item, key, counts=counts, source_sha256=src_hash)
-            stage.add_tokens(chunk_tokens=sum(c.tokens for c in chunks))
-            rows.append({"sha1": rep.sha1, "company": rep.company, "size": size, **counts,
-                         "seconds": round(time.perf_counter() - t0, 3)})
-            totals["chunks"] += len(chunks)
-        totals["reports"] += 1
-        if progress:
-            print(f"[03_chunk] {ri + 1}/{len(ds.reports)} {rep.company}", flush=True)
-    df = pd.DataFrame(rows, columns=COLUMNS)
-    stage.finish(counts={**totals, "chunks_total": int(df["chunks"].sum()) if len(df) else 0},
-                 extra={"sizes": list(cfg.chunk.sizes), "code_version": CODE_VERSION})
+            items.append(Item(item_id(rep.sha1, size), chunk_key(cfg, up.key, size), (chunk_file(rep.sha1, size),),
+                              (rep.sha1, size), blocked=upstream_block(CLEAN, up), label=rep.company))
+
+    def work(it: Item) -> Result:
+        sha1, size = it.payload
+        chunks = chunk_report(load_clean(cfg, sha1), size, cfg, count)
+        kinds = {k: sum(c.kind == k for c in chunks) for k in ("text", "table", "serialized_table")}
+        counts = {"chunks": len(chunks), **kinds, "max_tokens": max((c.tokens for c in chunks), default=0),
+                  "over_limit": sum(c.tokens > size for c in chunks)}
+        return Result(files={chunk_file(sha1, size): Jsonl([c.model_dump(mode="json") for c in chunks])},
+                      info={"counts": counts, "chunk_tokens": sum(c.tokens for c in chunks)})
+
+    outcomes = run_items(stage, items, work, progress=progress, unit="file")
+    rows = []
+    for it in items:
+        o = outcomes[it.id]
+        sha1, size = it.payload
+        rows.append({"sha1": sha1, "company": it.label, "size": size, **o.info.get("counts", {}),
+                     "seconds": o.seconds, "error": o.error})
+    df = pd.DataFrame(rows, columns=COLUMNS + ["error"])
+    n = outcome_counts(outcomes)
+    stage.add_tokens(chunk_tokens=sum(o.info.get("chunk_tokens", 0) for o in outcomes.values()))
+    stage.finish(counts={"chunks": int(sum(o.info.get("counts", {}).get("chunks", 0) for o in outcomes.values()
+                                           if o.status == "ran")),
+                         "reports": len(ds.reports), "skipped": n["current"], "failed": n["failed"],
+                         "blocked": n["blocked"], "chunks_total": int(df["chunks"].fillna(0).sum()) if len(df) else 0},
+                 item_ids=[i.id for i in items], extra={"sizes": list(cfg.chunk.sizes), "code_version": CODE_VERSION,
+                                                         "failures": failures(outcomes)})
     return df

@@ -4,11 +4,14 @@ Contract:
 - ``run_clean(cfg, ds, progress=True) -> DataFrame``: one row per report (columns ``COLUMNS``): pages,
   tables, tables_with_unit, garbled_pages, textless_pages, ocr_pages (pages re-read by OCR),
   ocr_skipped (over ``cfg.clean.ocr_max_pages``), removed_blocks (headers/footers/page numbers),
-  serialized_tables, seconds, ocr_seconds, skipped, error. Reads ``01_parse/<sha1>.json``; a report
-  whose parse output is missing or invalid gets an ``error`` naming the file, the others still finish.
-- Currency key per report = sha256 of ``01_parse/<sha1>.json`` + the clean config (minus speed-only
-  knobs) + company + dataset currency + :data:`CODE_VERSION` (+ the llm section when tables are
-  serialized): unchanged reports are skipped, a killed run resumes with the unfinished ones.
+  serialized_tables, seconds, ocr_seconds, skipped, error. Reads 01's reports through
+  ``rag.parse.load_parsed``; a report whose parse failed is blocked (its reason in ``error``), one whose
+  parse output is missing or invalid gets an ``error`` naming the file; the others still finish.
+- Owner of ``02_clean/``: ``load_clean(cfg, sha1)``, ``page_texts(cfg, sha1)`` and ``item_state(cfg, sha1)``
+  are how every other module reads it.
+- Currency key per report = 01's key for the report + the clean config (:mod:`rag.core.deps`: minus
+  speed-only knobs, + llm when tables are serialized) + company + dataset currency + :data:`CODE_VERSION`:
+  unchanged reports are skipped, a killed run resumes with the unfinished ones.
 - Page Markdown (``CleanPage.markdown``) in reading order: headings as ``# `` lines, text blocks as
   paragraphs, list items as ``- `` lines, each table at its ``block_index`` as ``CleanTable.markdown``
   (first line ``Table: <title> — values in <scale> of <currency>``, see :mod:`rag.units`, then the
@@ -23,6 +26,7 @@ Contract:
 """
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from typing import Any
@@ -30,19 +34,26 @@ from typing import Any
 import pandas as pd
 
 from . import units
-from .artifacts import Stage, file_sha256, hash_key, read_json
+from .artifacts import ItemState, Stage, hash_key, read_json, stage_dir
+from .artifacts import item_state as _item_state
 from .clean_tables import clean_table, serialize_tables
 # The text helpers stay importable as ``rag.clean.<name>`` (tests and benchmarks use them so).
 from .clean_text import (build_vocab, clean_text, drop_indices, edge_indices, edge_key, fix_broken_words,  # noqa: F401
                          garbled_ratio, is_page_number, normalize_glyphs, normalize_whitespace, repeated_edge_keys)
 from .config import RunConfig
+from .core import deps
+from .core.loop import Item, Json, Result, failures, run_items, upstream_block
+from .core.usage import ItemUsage
+from .parse import load_parsed  # noqa: F401 - also re-exported for benchmarks
 from .records import CleanPage, CleanReport, CleanTable, ParsedPage, ParsedReport, ParsedTable
 
 # Bump when the clean output changes for the same input and config (invalidates every report).
 CODE_VERSION = "clean-1"
 STAGE = "02_clean"
-# Knobs that change how fast, not what comes out: kept out of the currency key.
-_EXECUTION_ONLY = ("ocr_threads",)
+REPEATED_KEYS_KEPT = 50  # repeated header/footer keys kept in an item's details (the rest only counted)
+# Page texts of clean reports, cached per file version (05 reads the same report for many questions).
+_PAGES_LOCK = threading.Lock()
+_PAGES: dict[tuple[str, int], tuple[str, dict[int, str]]] = {}
 COLUMNS = ["sha1", "company", "pages", "tables", "tables_with_unit", "garbled_pages", "textless_pages",
            "ocr_pages", "ocr_skipped", "removed_blocks", "serialized_tables", "seconds", "ocr_seconds",
            "skipped", "error"]
@@ -170,83 +181,96 @@ def clean_report(parsed: ParsedReport, company: str, cfg: RunConfig, pdf: str | 
     return report, info
 
 
-def load_parsed(path) -> ParsedReport:
-    """Read ``01_parse/<sha1>.json``; a clear error naming the file when missing or invalid."""
-    from pathlib import Path
+def clean_key(cfg: RunConfig, parse_key: str, company: str, currency: str) -> str:
+    """Currency key of one report: 01's key for it, the clean config (+ llm when tables are serialized,
+    see rag.core.deps), company, dataset currency, code version."""
+    return hash_key(parse_key, deps.config_signature(cfg, STAGE), company, currency, CODE_VERSION)
 
-    path = Path(path)
+
+# ---- stage entry point -----------------------------------------------------------------------------------------
+def _clean_item(cfg: RunConfig, item: Item) -> Result:
+    r = item.payload
+    parsed = load_parsed(cfg, r.sha1)
+    report, info = clean_report(parsed, r.company, cfg, pdf=str(r.pdf), report_currency=r.currency)
+    usage = ItemUsage()
+    if cfg.clean.serialize_tables:
+        u = serialize_tables(report, cfg)
+        usage = ItemUsage(prompt_tokens=u["prompt_tokens"], completion_tokens=u["completion_tokens"])
+        info.update(serialized_tables=u["serialized_tables"], serialize_failed=u["serialize_failed"])
+    counts = dict(pages=len(report.pages), tables=info["tables"], tables_with_unit=info["tables_with_unit"],
+                  garbled_pages=len(info["garbled_pages"]), textless_pages=len(info["textless_pages"]),
+                  ocr_pages=len(report.ocr_pages), ocr_skipped=info["ocr_skipped"],
+                  removed_blocks=info["removed_blocks"], serialized_tables=info.get("serialized_tables", 0),
+                  ocr_seconds=info["ocr_seconds"])
+    details = dict(ocr_page_list=report.ocr_pages, garbled_page_list=info["garbled_pages"],
+                   blank_pages=info["blank_pages"], ocr_errors=info["ocr_errors"], dollar=info["dollar"],
+                   repeated_keys=info["repeated_keys"][:REPEATED_KEYS_KEPT])
+    return Result(files={report_file(r.sha1): Json(report.model_dump(mode="json"), indent=None)},
+                  info={**counts, **details}, usage=usage)
+
+
+# ---- what later stages read (this module owns 02_clean/) ---------------------------------------------------
+def report_file(sha1: str) -> str:
+    return f"{sha1}.json"
+
+
+def item_state(cfg: RunConfig, sha1: str) -> ItemState:
+    """State of report ``sha1`` in 02_clean (done + key, failed/blocked + reason, or missing)."""
+    return _item_state(cfg.run_dir / STAGE, sha1, (report_file(sha1),))
+
+
+def load_clean(cfg: RunConfig, sha1: str) -> CleanReport:
+    """``02_clean/<sha1>.json`` as a :class:`CleanReport`; errors name the file."""
+    path = stage_dir(cfg, STAGE) / report_file(sha1)
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: run stage 01_parse first (or its parse failed)")
-    from pydantic import ValidationError
-
-    data = read_json(path)  # ValueError naming the file on bad JSON
+        raise FileNotFoundError(f"{path} is missing: run stage 02_clean for report {sha1}")
     try:
-        return ParsedReport.model_validate(data)
-    except ValidationError as e:
-        first = "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors()[:3])
-        raise ValueError(f"{path}: not a valid ParsedReport ({e.error_count()} problem(s): {first})") from None
+        return CleanReport.model_validate(read_json(path))
+    except Exception as e:  # pydantic ValidationError or bad JSON: name the file
+        raise ValueError(f"{path}: not a valid CleanReport ({e})") from e
 
 
-def clean_key(cfg: RunConfig, parse_hash: str, company: str, currency: str) -> str:
-    knobs = {k: v for k, v in cfg.clean.model_dump(mode="json").items() if k not in _EXECUTION_ONLY}
-    llm = cfg.section_hash("llm") if cfg.clean.serialize_tables else ""
-    return hash_key(parse_hash, knobs, company, currency, llm, CODE_VERSION)
+def page_texts(cfg: RunConfig, sha1: str) -> tuple[str, dict[int, str]]:
+    """``(company, {page (1-based): clean Markdown})`` of one report, cached per file version."""
+    path = stage_dir(cfg, STAGE) / report_file(sha1)
+    key = (str(path), path.stat().st_mtime_ns if path.exists() else 0)
+    with _PAGES_LOCK:
+        if key not in _PAGES:
+            rep = load_clean(cfg, sha1)
+            _PAGES[key] = (rep.company, {p.page: p.markdown for p in rep.pages})
+        return _PAGES[key]
+
+
+def clear_page_cache() -> None:
+    with _PAGES_LOCK:
+        _PAGES.clear()
 
 
 # ---- stage entry point -----------------------------------------------------------------------------------------
 def run_clean(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
-    """Clean every report of ``ds`` into ``02_clean/<sha1>.json``; one summary row per report."""
+    """Clean every report of ``ds`` into ``02_clean/<sha1>.json``; one summary row per report. A report
+    that failed in 01 is carried as blocked (its reason in the row and the manifest)."""
+    from . import parse
+
     stage = Stage(cfg, STAGE)
-    parse_dir = cfg.run_dir / "01_parse"
-    rows: list[dict[str, Any]] = []
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(ds.reports), desc="clean", unit="report")
+    items = []
     for r in ds.reports:
+        up = parse.item_state(cfg, r.sha1)
+        items.append(Item(r.sha1, clean_key(cfg, up.key, r.company, r.currency), (report_file(r.sha1),), r,
+                          blocked=upstream_block(parse.STAGE, up), label=r.company))
+    outcomes = run_items(stage, items, lambda it: _clean_item(cfg, it), progress=progress, unit="report")
+    rows = []
+    for r in ds.reports:
+        o = outcomes[r.sha1]
         row: dict[str, Any] = {c: 0 for c in COLUMNS}
-        row.update(sha1=r.sha1, company=r.company, skipped=False, error="", seconds=0.0, ocr_seconds=0.0)
-        src = parse_dir / f"{r.sha1}.json"
-        t0 = time.perf_counter()
-        try:
-            key = clean_key(cfg, file_sha256(src) if src.exists() else "", r.company, r.currency)
-            if src.exists() and stage.is_current(r.sha1, key, f"{r.sha1}.json"):
-                old = stage.item_info(r.sha1)
-                row.update({c: old[c] for c in COLUMNS if c in old and c not in ("seconds", "skipped", "error")})
-                row["skipped"] = True
-            else:
-                parsed = load_parsed(src)
-                with stage.timed(r.sha1):
-                    report, info = clean_report(parsed, r.company, cfg, pdf=str(r.pdf), report_currency=r.currency)
-                    if cfg.clean.serialize_tables:
-                        usage = serialize_tables(report, cfg)
-                        stage.add_tokens(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"])
-                        info.update(serialized_tables=usage["serialized_tables"], serialize_failed=usage["serialize_failed"])
-                    stage.write_json(f"{r.sha1}.json", report.model_dump(mode="json"), indent=None)
-                row.update(pages=len(report.pages), tables=info["tables"], tables_with_unit=info["tables_with_unit"],
-                           garbled_pages=len(info["garbled_pages"]), textless_pages=len(info["textless_pages"]),
-                           ocr_pages=len(report.ocr_pages), ocr_skipped=info["ocr_skipped"],
-                           removed_blocks=info["removed_blocks"], serialized_tables=info.get("serialized_tables", 0),
-                           ocr_seconds=info["ocr_seconds"], seconds=round(time.perf_counter() - t0, 3))
-                stage.mark_done(r.sha1, key, **{c: row[c] for c in COLUMNS if c not in ("sha1", "skipped", "error")},
-                                ocr_page_list=report.ocr_pages, garbled_page_list=info["garbled_pages"],
-                                blank_pages=info["blank_pages"], ocr_errors=info["ocr_errors"], dollar=info["dollar"],
-                                repeated_keys=info["repeated_keys"][:50])
-        except (FileNotFoundError, ValueError) as e:
-            row["error"] = str(e) if str(src) in str(e) else f"{src}: {e}"
-        except Exception as e:  # a bug or library error on one report must not stop the others
-            row["error"] = f"{src}: {type(e).__name__}: {e}"
+        row.update({c: o.info[c] for c in COLUMNS if c in o.info})
+        row.update(sha1=r.sha1, company=r.company, skipped=o.status == "current", error=o.error, seconds=o.seconds)
         rows.append(row)
-        if bar:
-            bar.update(1)
-            bar.set_postfix(ocr=sum(x["ocr_pages"] for x in rows))
-    if bar:
-        bar.close()
     df = pd.DataFrame(rows, columns=COLUMNS)
-    failures = {x["sha1"]: x["error"] for x in rows if x["error"]}
-    stage.finish(counts={"reports": len(rows), "cleaned": int((df.error == "").sum()), "failed": len(failures),
+    failed = failures(outcomes)
+    stage.finish(counts={"reports": len(rows), "cleaned": int((df.error == "").sum()), "failed": len(failed),
                          "skipped": int(df.skipped.sum()), "pages": int(df.pages.sum()), "tables": int(df.tables.sum()),
                          "ocr_pages": int(df.ocr_pages.sum()), "garbled_pages": int(df.garbled_pages.sum())},
-                 inputs={r.sha1: str(parse_dir / f"{r.sha1}.json") for r in ds.reports},
-                 extra={"failures": failures})
+                 inputs={r.sha1: parse.report_file(r.sha1) for r in ds.reports}, item_ids=[i.id for i in items],
+                 extra={"failures": failed})
     return df

@@ -7,11 +7,12 @@ Contract:
 
       <sha1>.s<size>.faiss        faiss.IndexFlatIP over L2-normalized embeddings (inner product = cosine)
       <sha1>.s<size>.bm25/        bm25s index files (lowercased words, numbers kept, English stopwords out)
-      <sha1>.s<size>.meta.json    embedding model name + dim + embed config, chunk count, chunk file sha256
+      <sha1>.s<size>.meta.json    embedding model name + dim + embed config, chunk count, 03's key (IndexInfo)
 
   Row ``i`` of both indexes is line ``i`` of ``03_chunk/<sha1>.s<size>.jsonl``.
-- Currency key per (report, size) = chunk file sha256 + embed config + :data:`CODE_VERSION`, so adding
-  a report embeds only that report; changing the embedding model re-embeds everything.
+- Currency key per (report, size) = 03's key for it + embed config + :data:`CODE_VERSION`, so adding
+  a report embeds only that report; changing the embedding model re-embeds everything. Usage per item
+  records the embedded tokens (cl100k count of the chunk texts) and the embedder's cost.
 - ``load_report_index(cfg, sha1, size=None) -> ReportIndex`` (``size=None``: ``cfg.retrieve.chunk_size``)
   with ``.chunks``, ``.dense(qvec, k)`` and ``.bm25(query, k)``, both ``[(chunk_idx, score)]`` best first,
   higher = better (cosine in [-1, 1]; BM25 score > 0, zero-score chunks left out).
@@ -32,10 +33,14 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .artifacts import Stage, file_sha256, hash_key, read_json, stage_dir
-from .chunk import chunk_file, load_chunks
+from .artifacts import ItemState, Stage, file_sha256, hash_key, read_json, stage_dir
+from .artifacts import item_state as _item_state
+from .chunk import STAGE as CHUNK_STAGE, chunk_file, load_chunks
 from .config import RunConfig
-from .records import Chunk
+from .core import deps
+from .core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
+from .core.usage import ItemUsage
+from .records import Chunk, IndexInfo
 
 CODE_VERSION = "index-1"
 STAGE = "04_index"
@@ -101,7 +106,8 @@ def _names(sha1: str, size: int) -> tuple[str, str, str]:
     return f"{sha1}.s{size}.faiss", f"{sha1}.s{size}.bm25", f"{sha1}.s{size}.meta.json"
 
 
-def _build_one(stage: Stage, cfg: RunConfig, embedder, sha1: str, size: int, chunk_hash: str) -> dict[str, Any]:
+def _build_one(cfg: RunConfig, embedder, sha1: str, size: int, chunk_key: str) -> Result:
+    """Both indexes of one (report, size) as loop outputs; usage counts the embedded text's tokens."""
     import bm25s
     import faiss
 
@@ -110,6 +116,8 @@ def _build_one(stage: Stage, cfg: RunConfig, embedder, sha1: str, size: int, chu
     texts = [c.text for c in chunks]
     dim = int(embedder.dim)
     vecs = np.zeros((0, dim), dtype=np.float32)
+    meter = getattr(embedder, "meter", None)
+    before = meter.snapshot() if meter is not None else None
     t0 = time.perf_counter()
     if texts:
         vecs = _normalize(embedder.embed(texts))
@@ -117,26 +125,29 @@ def _build_one(stage: Stage, cfg: RunConfig, embedder, sha1: str, size: int, chu
             raise ValueError(f"embedder {embedder.model_name} returned shape {vecs.shape}, expected "
                              f"({len(texts)}, {dim}) for {chunk_file(sha1, size)}")
     embed_s = time.perf_counter() - t0
+    cost = (meter.snapshot()["cost_usd"] - before["cost_usd"]) if before is not None else 0.0
     index = faiss.IndexFlatIP(dim)
     if len(vecs):
         index.add(vecs)
-    stage.write_bytes(faiss_name, faiss.serialize_index(index).tobytes())
+    files: dict[str, Any] = {faiss_name: faiss.serialize_index(index).tobytes()}
     bm25_files = []
     if texts:
         retriever = bm25s.BM25()
         retriever.index([bm25_tokens(t) for t in texts], show_progress=False)
-        with tempfile.TemporaryDirectory() as tmp:  # bm25s writes plain files: copy them in atomically
+        with tempfile.TemporaryDirectory() as tmp:  # bm25s writes plain files: the loop copies them in atomically
             retriever.save(tmp, show_progress=False)
             for f in sorted(Path(tmp).iterdir()):
-                stage.write_bytes(f"{bm25_name}/{f.name}", f.read_bytes())
+                files[f"{bm25_name}/{f.name}"] = f.read_bytes()
                 bm25_files.append(f.name)
-    meta = {"sha1": sha1, "size": size, "model_name": embedder.model_name, "dim": dim,
-            "embed": embed_config(cfg), "chunks": len(chunks), "chunk_file": chunk_file(sha1, size),
-            "chunk_sha256": chunk_hash, "bm25_files": bm25_files, "embed_seconds": round(embed_s, 3),
-            "code_version": CODE_VERSION}
-    stage.write_json(meta_name, meta)
-    meta["bytes"] = _bytes(stage.dir, sha1, size)
-    return meta
+    meta = IndexInfo(sha1=sha1, size=size, model_name=embedder.model_name, dim=dim, embed=embed_config(cfg),
+                     chunks=len(chunks), chunk_file=chunk_file(sha1, size), chunk_key=chunk_key,
+                     chunk_sha256=file_sha256(stage_dir(cfg, CHUNK_STAGE) / chunk_file(sha1, size)),
+                     bm25_files=bm25_files, embed_seconds=round(embed_s, 3), code_version=CODE_VERSION)
+    files[meta_name] = Json(meta.model_dump(mode="json"))
+    info = {"chunks": len(chunks), "dim": dim, "model_name": embedder.model_name, "embed_seconds": meta.embed_seconds,
+            "bytes": sum(len(v) for v in files.values() if isinstance(v, bytes))}
+    usage = ItemUsage(embedding_tokens=sum(c.tokens for c in chunks), cost_usd=cost)
+    return Result(files=files, info=info, usage=usage)
 
 
 def _bytes(d: Path, sha1: str, size: int) -> int:
@@ -150,52 +161,64 @@ def _bytes(d: Path, sha1: str, size: int) -> int:
     return total
 
 
+def item_id(sha1: str, size: int) -> str:
+    return f"{sha1}.s{size}"
+
+
+def item_state(cfg: RunConfig, sha1: str, size: int) -> ItemState:
+    """State of (report, size) in 04_index (done + key, failed/blocked + reason, or missing)."""
+    faiss_name, _, meta_name = _names(sha1, size)
+    return _item_state(cfg.run_dir / STAGE, item_id(sha1, size), (faiss_name, meta_name))
+
+
+def index_key(cfg: RunConfig, chunk_key: str) -> str:
+    """03's key for the (report, size) + embed config (rag.core.deps) + code version."""
+    return hash_key(chunk_key, deps.config_signature(cfg, STAGE), CODE_VERSION)
+
+
 def run_index(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
     """Index every report at every size; current (report, size) items are skipped without loading
-    the embedding model."""
+    the embedding model; reports that failed upstream are carried as blocked."""
+    from .chunk import STAGE as CHUNK, item_state as chunk_state
+
     stage = Stage(cfg, STAGE)
-    chunk_dir = stage_dir(cfg, "03_chunk")
-    embedder = None
-    rows = []
-    totals = {"built": 0, "skipped": 0, "chunks": 0}
-    for ri, rep in enumerate(ds.reports):
+    items = []
+    for rep in ds.reports:
         for size in cfg.chunk.sizes:
-            src = chunk_dir / chunk_file(rep.sha1, size)
-            if not src.exists():
-                raise FileNotFoundError(f"{src} is missing: run stage 03_chunk for {rep.company} ({rep.sha1})")
-            chunk_hash = file_sha256(src)
-            item = f"{rep.sha1}.s{size}"
-            key = hash_key(chunk_hash, embed_config(cfg), CODE_VERSION)
-            faiss_name, _, meta_name = _names(rep.sha1, size)
-            if stage.is_current(item, key, faiss_name, meta_name):
-                info = stage.item_info(item)
-                rows.append({"sha1": rep.sha1, "company": rep.company, "size": size, "chunks": info.get("chunks"),
-                             "dim": info.get("dim"), "seconds": 0.0, "bytes": _bytes(stage.dir, rep.sha1, size)})
-                totals["skipped"] += 1
-                continue
-            if embedder is None:
-                embedder = get_embedder(cfg)
-            t0 = time.perf_counter()
-            with stage.timed(item):
-                meta = _build_one(stage, cfg, embedder, rep.sha1, size, chunk_hash)
-            secs = round(time.perf_counter() - t0, 3)
-            stage.mark_done(item, key, chunks=meta["chunks"], dim=meta["dim"], model_name=meta["model_name"],
-                            seconds=secs, embed_seconds=meta["embed_seconds"], bytes=meta["bytes"])
-            rows.append({"sha1": rep.sha1, "company": rep.company, "size": size, "chunks": meta["chunks"],
-                         "dim": meta["dim"], "seconds": secs, "bytes": meta["bytes"]})
-            totals["built"] += 1
-            totals["chunks"] += meta["chunks"]
-        if progress:
-            print(f"[04_index] {ri + 1}/{len(ds.reports)} {rep.company}", flush=True)
+            up = chunk_state(cfg, rep.sha1, size)
+            if up.status == "missing":  # stage 03 never ran for it: the stage cannot run
+                raise FileNotFoundError(f"{stage_dir(cfg, CHUNK) / chunk_file(rep.sha1, size)} is missing: "
+                                        f"run stage 03_chunk for {rep.company} ({rep.sha1})")
+            faiss_name, bm25_name, meta_name = _names(rep.sha1, size)
+            items.append(Item(item_id(rep.sha1, size), index_key(cfg, up.key), (faiss_name, meta_name),
+                              (rep.sha1, size, up.key), blocked=upstream_block(CHUNK, up), label=rep.company))
+    embedder = None
+
+    def work(it: Item) -> Result:
+        nonlocal embedder
+        if embedder is None:  # loaded only when some item is not current
+            embedder = get_embedder(cfg)
+        return _build_one(cfg, embedder, *it.payload)
+
+    outcomes = run_items(stage, items, work, progress=progress, unit="index")
+    rows = []
+    for it in items:
+        o = outcomes[it.id]
+        sha1, size, _ = it.payload
+        rows.append({"sha1": sha1, "company": it.label, "size": size, "chunks": o.info.get("chunks"),
+                     "dim": o.info.get("dim"), "seconds": o.seconds, "bytes": _bytes(stage.dir, sha1, size)})
     df = pd.DataFrame(rows, columns=COLUMNS)
-    infos = [stage.item_info(f"{r.sha1}.s{s}") for r in ds.reports for s in cfg.chunk.sizes]
-    stage.finish(counts=totals, extra={
-        "model_name": embedder.model_name if embedder else next((i.get("model_name") for i in infos), None),
-        "dim": embedder.dim if embedder else next((i.get("dim") for i in infos), None),
+    n = outcome_counts(outcomes)
+    infos = [o.info for o in outcomes.values()]
+    stage.finish(counts={"built": n["ran"], "skipped": n["current"], "failed": n["failed"], "blocked": n["blocked"],
+                         "chunks": sum(o.info.get("chunks", 0) for o in outcomes.values() if o.status == "ran")},
+                 item_ids=[i.id for i in items], extra={
+        "model_name": embedder.model_name if embedder else next((i.get("model_name") for i in infos if i), None),
+        "dim": embedder.dim if embedder else next((i.get("dim") for i in infos if i), None),
         "embed": embed_config(cfg), "sizes": list(cfg.chunk.sizes), "code_version": CODE_VERSION,
         "bytes_on_disk": int(df["bytes"].sum()) if len(df) else 0,
         "bytes_by_size": {str(s): int(df.loc[df["size"] == s, "bytes"].sum()) for s in cfg.chunk.sizes},
-    })
+        "failures": failures(outcomes)})
     return df
 
 
@@ -247,21 +270,30 @@ def load_report_index(cfg: RunConfig, sha1: str, size: int | None = None) -> Rep
     if not (d / meta_name).exists():
         raise FileNotFoundError(f"{d / meta_name} is missing: run stage 04_index with chunk size {size} "
                                 f"(indexed sizes come from chunk.sizes)")
-    meta = read_json(d / meta_name)
+    meta = load_index_info(cfg, sha1, size)
     want = embed_config(cfg)
-    if meta.get("embed") != want:
+    if meta.embed != want:
         raise IndexMismatch(
-            f"index {d / meta_name} was built with embedding model {meta.get('model_name')!r} "
-            f"(dim {meta.get('dim')}, {meta.get('embed')}) but the config asks for {want['model']!r} "
+            f"index {d / meta_name} was built with embedding model {meta.model_name!r} "
+            f"(dim {meta.dim}, {meta.embed}) but the config asks for {want['model']!r} "
             f"({want}); re-run stage 04_index or use the matching embed config")
     chunks = load_chunks(cfg, sha1, size)
-    if len(chunks) != meta["chunks"]:
-        raise IndexMismatch(f"{d / meta_name}: index holds {meta['chunks']} chunks but "
+    if len(chunks) != meta.chunks:
+        raise IndexMismatch(f"{d / meta_name}: index holds {meta.chunks} chunks but "
                             f"{chunk_file(sha1, size)} has {len(chunks)}; re-run stage 04_index")
     index = faiss.deserialize_index(np.frombuffer((d / faiss_name).read_bytes(), dtype=np.uint8))
-    bm = bm25s.BM25.load(str(d / bm25_name), show_progress=False) if meta.get("bm25_files") else None
-    return ReportIndex(sha1=sha1, size=size, model_name=meta["model_name"], dim=int(meta["dim"]), chunks=chunks,
-                       faiss_index=index, bm25_index=bm, meta=meta)
+    bm = bm25s.BM25.load(str(d / bm25_name), show_progress=False) if meta.bm25_files else None
+    return ReportIndex(sha1=sha1, size=size, model_name=meta.model_name, dim=meta.dim, chunks=chunks,
+                       faiss_index=index, bm25_index=bm, meta=meta.model_dump(mode="json"))
+
+
+def load_index_info(cfg: RunConfig, sha1: str, size: int) -> IndexInfo:
+    """``04_index/<sha1>.s<size>.meta.json`` as :class:`IndexInfo` (FileNotFoundError naming the stage)."""
+    d = stage_dir(cfg, STAGE)
+    meta_name = _names(sha1, size)[2]
+    if not (d / meta_name).exists():
+        raise FileNotFoundError(f"{d / meta_name} is missing: run stage 04_index with chunk size {size}")
+    return IndexInfo.model_validate(read_json(d / meta_name))
 
 
 def rrf_scores(rankings: Sequence[Sequence[int]], k: int) -> dict[int, float]:

@@ -21,14 +21,16 @@ import logging
 import os
 import resource
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from .artifacts import Stage, hash_key, write_json_atomic
+from .artifacts import ItemState, Stage, hash_key, read_json
+from .artifacts import item_state as _item_state
 from .config import ParseConfig, RunConfig
+from .core import deps
+from .core.loop import Item, ItemError, Json, LocalExecutor, Result, failures, outcome_counts, run_items
 # page_metrics, standard_pages: re-exported, tests use them as rag.parse.<name>.
 from .parse_docling import WINDOWS, ParseError, page_metrics, standard_pages  # noqa: F401
 from .records import PageMetrics, ParsedPage, ParsedReport
@@ -36,8 +38,6 @@ from .records import PageMetrics, ParsedPage, ParsedReport
 # Bump when the parse output changes for the same PDF and config (invalidates every report).
 CODE_VERSION = "parse-3"
 STAGE = "01_parse"
-# Knobs that change how fast, not what comes out: kept out of the currency key.
-_EXECUTION_ONLY = ("workers", "parser_threads", "timeout_s", "page_batch", "device")
 COLUMNS = ["sha1", "company", "pages", "tables", "seconds", "pipeline", "error"]
 
 _LAYOUT_DIRS = ("docling-project--docling-layout-heron", "docling-project--docling-layout-old",
@@ -77,8 +77,8 @@ def resolve_pipeline(pcfg: ParseConfig) -> tuple[str, str]:
 
 
 def parse_key(cfg: RunConfig, sha1: str, pipeline: str) -> str:
-    knobs = {k: v for k, v in cfg.parse.model_dump(mode="json").items() if k not in _EXECUTION_ONLY}
-    return hash_key(sha1, knobs, pipeline, CODE_VERSION)
+    """Currency key of one report: the PDF's sha1, the parse config (rag.core.deps), pipeline, code."""
+    return hash_key(sha1, deps.config_signature(cfg, STAGE), pipeline, CODE_VERSION)
 
 
 # ---- one report ------------------------------------------------------------------------------------
@@ -117,24 +117,48 @@ def parse_pdf(pdf: Path | str, sha1: str, pcfg: ParseConfig, pipeline: str) -> P
                         seconds=round(time.perf_counter() - t0, 3), pages=full)
 
 
-def _worker(pdf: str, sha1: str, pcfg: ParseConfig, pipeline: str, out: str) -> dict[str, Any]:
-    """Process-pool task: parse, write the JSON (atomic), return a small summary (never raises)."""
-    t0 = time.perf_counter()
-    info: dict[str, Any] = {"sha1": sha1, "pipeline": pipeline, "pages": 0, "tables": 0, "error": ""}
+def _parse_item(item: Item) -> Result:
+    """Loop work (may run in a spawned process): parse one PDF; the driver writes the JSON."""
+    pdf, pcfg, pipeline = item.payload
     try:
-        rep = parse_pdf(pdf, sha1, pcfg, pipeline)
-        write_json_atomic(out, rep.model_dump(mode="json"), indent=None)
-        info.update(pages=rep.n_pages, tables=sum(len(p.tables) for p in rep.pages),
-                    empty_pages=[p.page for p in rep.pages if p.metrics.chars == 0])
+        rep = parse_pdf(pdf, item.id, pcfg, pipeline)
     except ParseError as e:
-        info["error"] = str(e)
-    except Exception as e:  # a bug or library error on one report must not stop the others
-        info["error"] = f"{pdf}: {type(e).__name__}: {e}"
+        raise ItemError(str(e)) from None
+    except Exception as e:  # a bug or library error: say what the standard pipeline check found
+        msg = f"{pdf}: {type(e).__name__}: {e}"
         if pipeline == "standard":  # most likely missing weights or torchvision: say what was looked for
-            info["error"] += f" [standard pipeline check: {standard_available(pcfg)[1]}]"
-    info["seconds"] = round(time.perf_counter() - t0, 3)
-    info["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    return info
+            msg += f" [standard pipeline check: {standard_available(pcfg)[1]}]"
+        raise ItemError(msg) from None
+    info = {"pipeline": pipeline, "pages": rep.n_pages, "tables": sum(len(p.tables) for p in rep.pages),
+            "seconds": rep.seconds, "empty_pages": [p.page for p in rep.pages if p.metrics.chars == 0],
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+    return Result(files={report_file(item.id): Json(rep.model_dump(mode="json"), indent=None)}, info=info)
+
+
+# ---- what later stages read (this module owns 01_parse/) ------------------------------------------------
+def report_file(sha1: str) -> str:
+    return f"{sha1}.json"
+
+
+def item_state(cfg: RunConfig, sha1: str) -> ItemState:
+    """State of report ``sha1`` in 01_parse (done + key, failed + reason, or missing)."""
+    return _item_state(cfg.run_dir / STAGE, sha1, (report_file(sha1),))
+
+
+def load_parsed(cfg_or_path: RunConfig | Path | str, sha1: str | None = None) -> ParsedReport:
+    """``01_parse/<sha1>.json`` as a :class:`ParsedReport` (``load_parsed(cfg, sha1)``; a path also works);
+    a clear error naming the file when missing or invalid."""
+    from pydantic import ValidationError
+
+    path = Path(cfg_or_path) if sha1 is None else cfg_or_path.run_dir / STAGE / report_file(sha1)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: run stage 01_parse first (or its parse failed)")
+    data = read_json(path)  # ValueError naming the file on bad JSON
+    try:
+        return ParsedReport.model_validate(data)
+    except ValidationError as e:
+        first = "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors()[:3])
+        raise ValueError(f"{path}: not a valid ParsedReport ({e.error_count()} problem(s): {first})") from None
 
 
 # ---- stage entry point -------------------------------------------------------------------------------
@@ -142,60 +166,26 @@ def run_parse(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
     """Parse every report of ``ds`` into ``01_parse/<sha1>.json``; one summary row per report."""
     stage = Stage(cfg, STAGE)
     pipeline, why = resolve_pipeline(cfg.parse)
-    companies = {r.sha1: r.company for r in ds.reports}
-    rows: dict[str, dict[str, Any]] = {}
-    todo = []
+    items = [Item(r.sha1, parse_key(cfg, r.sha1, pipeline), (report_file(r.sha1),), (str(r.pdf), cfg.parse, pipeline),
+                  label=r.company) for r in ds.reports]
+    executor = LocalExecutor("processes", cfg.parse.workers)
+    outcomes = run_items(stage, items, _parse_item, executor=executor, progress=progress, unit="report")
+    rows = []
     for r in ds.reports:
-        key = parse_key(cfg, r.sha1, pipeline)
-        if stage.is_current(r.sha1, key, f"{r.sha1}.json"):
-            old = stage.item_info(r.sha1)
-            rows[r.sha1] = {"sha1": r.sha1, "pipeline": old.get("pipeline", pipeline), "pages": old.get("pages", 0),
-                            "tables": old.get("tables", 0), "seconds": 0.0, "error": "", "skipped": True}
-        else:
-            todo.append((r, key))
-
-    def done(r, key, info):
-        rows[r.sha1] = info
-        if not info["error"]:
-            stage.mark_done(r.sha1, key, pipeline=info["pipeline"], pages=info["pages"], tables=info["tables"],
-                            seconds=info["seconds"], empty_pages=info.get("empty_pages", []))
-
-    bar = None
-    if progress and todo:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(todo), desc="parse", unit="report")
-    jobs = [(str(r.pdf), r.sha1, cfg.parse, pipeline, str(stage.path(f"{r.sha1}.json"))) for r, _ in todo]
-    if cfg.parse.workers <= 1 or len(todo) <= 1:
-        for (r, key), job in zip(todo, jobs):
-            done(r, key, _worker(*job))
-            bar and bar.update(1)
-    else:
-        import multiprocessing as mp
-
-        # spawn: workers import docling themselves, no torch/thread state inherited from a notebook.
-        with ProcessPoolExecutor(max_workers=min(cfg.parse.workers, len(todo)), mp_context=mp.get_context("spawn")) as ex:
-            futs = {ex.submit(_worker, *job): rk for rk, job in zip(todo, jobs)}
-            for f in as_completed(futs):
-                r, key = futs[f]
-                try:
-                    info = f.result()
-                except Exception as e:  # the worker process died (killed, out of memory)
-                    info = {"sha1": r.sha1, "pipeline": pipeline, "pages": 0, "tables": 0, "seconds": 0.0,
-                            "error": f"{r.pdf}: worker died: {type(e).__name__}: {e}"}
-                done(r, key, info)
-                bar and bar.update(1)
-    if bar:
-        bar.close()
-    df = pd.DataFrame([{**{c: rows[r.sha1].get(c) for c in COLUMNS}, "company": companies[r.sha1]}
-                       for r in ds.reports], columns=COLUMNS)
-    failures = {s: i["error"] for s, i in rows.items() if i["error"]}
-    summary = {"pipeline": pipeline, "pipeline_reason": why, "failures": failures,
-               "peak_rss_mb": max((i.get("peak_rss_mb", 0) for i in rows.values()), default=0),
+        o = outcomes[r.sha1]
+        rows.append({"sha1": r.sha1, "company": r.company, "pages": o.info.get("pages", 0),
+                     "tables": o.info.get("tables", 0), "seconds": o.seconds,
+                     "pipeline": o.info.get("pipeline", pipeline), "error": o.error, "skipped": o.status == "current",
+                     "peak_rss_mb": o.info.get("peak_rss_mb", 0)})
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    failed = failures(outcomes)
+    summary = {"pipeline": pipeline, "pipeline_reason": why, "failures": failed,
+               "peak_rss_mb": max((x["peak_rss_mb"] for x in rows), default=0),
                "rows": df.to_dict(orient="records")}
     stage.write_json("report.json", summary)
-    stage.finish(counts={"reports": len(ds.reports), "parsed": int((df.error == "").sum()), "failed": len(failures),
-                     "skipped": sum(1 for i in rows.values() if i.get("skipped")), "pages": int(df.pages.sum()),
-                     "tables": int(df.tables.sum())},
-                 inputs={r.sha1: str(r.pdf) for r in ds.reports},
-                 extra={"pipeline": pipeline, "pipeline_reason": why, "failures": failures})
+    stage.finish(counts={"reports": len(ds.reports), "parsed": int((df.error == "").sum()), "failed": len(failed),
+                         "skipped": outcome_counts(outcomes)["current"], "pages": int(df.pages.sum()),
+                         "tables": int(df.tables.sum())},
+                 inputs={r.sha1: str(r.pdf) for r in ds.reports}, item_ids=[i.id for i in items],
+                 extra={"pipeline": pipeline, "pipeline_reason": why, "failures": failed})
     return df

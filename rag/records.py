@@ -5,7 +5,7 @@ Bounding boxes are in PDF points with the origin at the page's top-left (y grows
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -97,3 +97,21 @@ class Chunk(_Rec):
     tokens: int  # cl100k tokens of ``text``
     heading: str = ""
     table_id: str | None = None
+
+
+# ---- 04_index ----------------------------------------------------------------------------
+class IndexInfo(_Rec):
+    """``<sha1>.s<size>.meta.json``: what one (report, size) index was built from."""
+
+    sha1: str
+    size: int
+    model_name: str
+    dim: int
+    embed: dict[str, Any]  # the embed config fields that change the vectors
+    chunks: int  # row i of both indexes = line i of the chunk file
+    chunk_file: str
+    chunk_key: str = ""  # 03's currency key of the chunk file
+    chunk_sha256: str | None = None  # sha256 of the chunk file the index rows come from
+    bm25_files: list[str] = Field(default_factory=list)
+    embed_seconds: float = 0.0
+    code_version: str = ""

@@ -378,7 +378,7 @@ def test_serialize_tables_with_fake_llm(tmp_path, make_cfg, monkeypatch):
 
 # ---- real parse -> clean on the demo corpus ---------------------------------------------------------------------------
 def test_run_clean_on_parsed_demo_corpus(demo_dir, make_cfg):
-    from rag.chunk import load_clean
+    from rag.clean import load_clean
     from rag.dataset import load_dataset
     from rag.parse import run_parse
 

@@ -147,8 +147,8 @@ def test_resume_skips_current_reports(tmp_path, make_cfg, pdf_bytes):
     parse.run_parse(cfg, ds, progress=False)
     out = {r.sha1: cfg.run_dir / "01_parse" / f"{r.sha1}.json" for r in ds.reports}
     mtimes = {s: p.stat().st_mtime_ns for s, p in out.items()}
-    # Simulate a run killed before the second report finished: its key is gone.
-    (cfg.run_dir / "01_parse" / ".keys" / f"{ds.reports[1].sha1}.key").unlink()
+    # Simulate a run killed before the second report finished: its item record is gone.
+    (cfg.run_dir / "01_parse" / ".items" / f"{ds.reports[1].sha1}.json").unlink()
     df = parse.run_parse(cfg, ds, progress=False)
     assert out[ds.reports[0].sha1].stat().st_mtime_ns == mtimes[ds.reports[0].sha1]
     assert out[ds.reports[1].sha1].stat().st_mtime_ns != mtimes[ds.reports[1].sha1]
