@@ -2,11 +2,11 @@
 
 Contracts:
 - ``run_answer(cfg, ds, progress=True, llm=None, counter=None) -> DataFrame`` (one row per question).
-  Reads ``05_retrieve/<qid>.json``; writes ``06_answer/debug/<qid>.json`` per question (prompt version,
+  Reads 05 records only through ``rag.retrieve.load_retrieval``; writes ``06_answer/debug/<qid>.json`` per question (prompt version,
   context pages, raw output, parsed answer, repair used, tokens, seconds), then ``answers.jsonl`` (rebuilt
   from every debug record) and ``submission.json`` (validated first: an invalid one is never written).
-  A question whose key (retrieval file, prompt versions, answer+llm config, code version) is unchanged
-  is skipped on a re-run. ``llm``/``counter`` default to ``rag.models.get_llm(cfg)`` /
+  A question whose key (05's key for it, prompt versions, answer+llm config, code version) is unchanged
+  is skipped on a re-run. Owner of ``06_answer/``: ``load_answer``, ``load_answers``, ``submission_path``. ``llm``/``counter`` default to ``rag.models.get_llm(cfg)`` /
   ``rag.models.count_tokens``; tests pass fakes.
 - ``answer_question(llm, cfg, ds, q, rec, counter)`` -> the debug record of one question.
 - The parts, one module each: reading 05 records and packing the context (:mod:`rag.context`),
@@ -20,25 +20,31 @@ N ==="), the model cites those labels and they are mapped back to (sha1, page). 
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from . import numbers as nums
-from .artifacts import Stage, file_sha256, hash_key, read_json
+from .artifacts import Stage, hash_key, read_json, run_dir_of
 # comparison_direction, CtxPage, finalize_references: re-exported, tests import them from rag.answer.
 from .comparative import answer_comparative, comparison_direction  # noqa: F401
 from .config import RunConfig
-from .context import (Counter, CtxPage, candidates_by_report, load_retrieval, merged_pages,  # noqa: F401
-                      page_row, report_or_none, routed_sha1s)
+from .context import Counter, CtxPage, candidates_by_report, merged_pages, page_row, report_or_none  # noqa: F401
+from .core import deps
+from .core.loop import Item, Json, LocalExecutor, Result, failures, outcome_counts, run_items, upstream_block
+from .core.usage import COST_DIGITS as USAGE_COST_DIGITS
+from .core.usage import ItemUsage
 from .dataset import Dataset, Question
 from .fuse import answer_pages, prompts_dir
 from .interpret import finalize_references, is_answer
 from .prompts import NA, prompt_version
+from .records import AnswerRecord, RetrievalRecord
 from .submission import build_submission, write_submission
 
 CODE_VERSION = "06-answer-3"
+STAGE = "06_answer"
+SUBMISSION = "submission.json"
 
 
 # ---- one question -------------------------------------------------------------------------------
@@ -46,18 +52,18 @@ def _clean_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in c.items() if k != "part_pages"} for c in calls]
 
 
-def answer_question(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: dict[str, Any],
+def answer_question(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: RetrievalRecord,
                     counter: Counter) -> dict[str, Any]:
     """The debug record of one question (see module docstring); ``value``/``references`` final."""
     t0 = time.perf_counter()
-    sha1s = routed_sha1s(rec)
+    sha1s = rec.routed_sha1s
     pages = merged_pages(candidates_by_report(rec), sha1s)
     out: dict[str, Any] = {"qid": q.qid, "question_text": q.text, "kind": q.kind, "routed": sha1s,
                            "retrieved": [page_row(p) for p in pages], "code_version": CODE_VERSION}
     na = False if q.kind == "boolean" else NA
     if q.kind == "comparative":
         out["prompt_version"] = {k: prompt_version(k, prompts_dir(cfg)) for k in ("number", "comparative")}
-        if not sha1s and not rec.get("sub_questions"):
+        if not sha1s and not rec.sub_questions:
             out.update(value=NA, references=[], na_reason="no report routed")
         else:
             res = answer_comparative(llm, cfg, ds, q, rec, counter)
@@ -89,6 +95,9 @@ def answer_question(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: dic
         calls.append(out["pick_call"])
     out["usage"] = {k: sum(int(c.get("usage", {}).get(k, 0) or 0) for c in calls)
                     for k in ("prompt_tokens", "completion_tokens", "requests")}
+    cost = sum(float(c.get("usage", {}).get("cost_usd", 0) or 0) for c in calls)
+    if cost:  # remote models only: local records stay as they were
+        out["usage"]["cost_usd"] = round(cost, USAGE_COST_DIGITS)
     out["repaired"] = any(c.get("repaired") for c in calls)
     out["n_calls"] = len(calls)
     out["seconds"] = round(time.perf_counter() - t0, 3)
@@ -102,25 +111,38 @@ def _answer_row(d: dict[str, Any]) -> dict[str, Any]:
             "na_reason": d.get("na_reason"), "seconds": d.get("seconds"), **d.get("usage", {})}
 
 
-def question_key(cfg: RunConfig, q: Question, rec_path: str) -> str:
+def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
+    """05's key for the question, prompt versions, this stage's config (rag.core.deps), code version."""
     kinds = ("number", "comparative") if q.kind == "comparative" else (q.kind,)
-    sections = ("answer", "llm") + (("retrieve", "rerank", "embed", "chunk") if q.kind == "comparative" else ())
-    return hash_key(q.text, q.kind, file_sha256(rec_path), [prompt_version(k, prompts_dir(cfg)) for k in kinds],
-                    cfg.section_hash(*sections), CODE_VERSION)
+    return hash_key(q.text, q.kind, retrieval_key, [prompt_version(k, prompts_dir(cfg)) for k in kinds],
+                    deps.config_signature(cfg, STAGE), CODE_VERSION)
+
+
+def na_record(q: Question, reason: str) -> dict[str, Any]:
+    """The debug record of a question answered N/A without the model (an upstream failure)."""
+    return {"qid": q.qid, "question_text": q.text, "kind": q.kind, "routed": [], "retrieved": [],
+            "code_version": CODE_VERSION, "prompt_version": {}, "value": False if q.kind == "boolean" else NA,
+            "references": [], "na_reason": reason, "usage": {}, "repaired": False, "n_calls": 0, "seconds": 0.0}
 
 
 def run_answer(cfg: RunConfig, ds: Dataset, progress: bool = True, llm: Any = None,
                counter: Counter | None = None) -> pd.DataFrame:
-    """Answer every question of ``ds`` (parallel within ``cfg.llm.concurrency``); see module docstring."""
-    stage = Stage(cfg, "06_answer")
-    recs = {q.qid: load_retrieval(cfg, q.qid) for q in ds.questions}
-    todo, status = [], {}
+    """Answer every question of ``ds`` (parallel within ``cfg.llm.concurrency``); see module docstring.
+    A question whose 05 item failed or was blocked (a report that failed in 01/02) is answered N/A with
+    an ``na_reason`` naming the failure; one whose answering fails is N/A in the submission, its error in
+    the manifest."""
+    from . import retrieve
+
+    stage = Stage(cfg, STAGE)
+    items = []
     for q in ds.questions:
-        key = question_key(cfg, q, recs[q.qid]["_path"])
-        if stage.is_current(q.qid, key, f"debug/{q.qid}.json"):
-            status[q.qid] = "current"
-        else:
-            todo.append((q, key))
+        up = retrieve.item_state(cfg, q.qid)
+        why = upstream_block(retrieve.STAGE, up)
+        if up.status == "missing":  # 05 never wrote it: the stage cannot run (a clear error naming the file)
+            retrieve.load_retrieval(cfg, q.qid)
+        key = question_key(cfg, q, up.key) if not why else hash_key(q.text, q.kind, why, CODE_VERSION)
+        items.append(Item(q.qid, key, (debug_file(q.qid),), (q, why)))
+    todo = [it for it in items if not it.payload[1] and not stage.is_current(it.id, it.key, *it.outputs)]
     if todo and llm is None:
         from .models import get_llm
 
@@ -130,42 +152,58 @@ def run_answer(cfg: RunConfig, ds: Dataset, progress: bool = True, llm: Any = No
 
         counter = lambda text: count_tokens(text, cfg)  # noqa: E731
 
-    def work(q: Question, key: str) -> str:
-        with stage.timed(q.qid):
-            d = answer_question(llm, cfg, ds, q, recs[q.qid], counter)
-        stage.write_json(f"debug/{q.qid}.json", d)
-        stage.add_tokens(prompt=d["usage"]["prompt_tokens"], completion=d["usage"]["completion_tokens"])
-        stage.mark_done(q.qid, key, value=d["value"], seconds=d["seconds"], n_calls=d["n_calls"])
-        return q.qid
+    def work(it: Item) -> Result:
+        q, why = it.payload
+        d = na_record(q, why) if why else answer_question(llm, cfg, ds, q, retrieve.load_retrieval(cfg, q.qid), counter)
+        return Result(files={debug_file(q.qid): Json(d)}, usage=ItemUsage.from_model(d["usage"]),
+                      info={"value": d["value"], "seconds": d["seconds"], "n_calls": d["n_calls"]})
 
-    bar = None
-    if progress and todo:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(todo), desc="06_answer")
-    with ThreadPoolExecutor(max_workers=cfg.llm.concurrency) as pool:
-        futures = [pool.submit(work, q, key) for q, key in todo]
-        for f in as_completed(futures):
-            status[f.result()] = "answered"
-            if bar:
-                bar.update(1)
-    if bar:
-        bar.close()
-    debug = [read_json(stage.path(f"debug/{q.qid}.json")) for q in ds.questions]
+    outcomes = run_items(stage, items, work, executor=LocalExecutor("threads", cfg.llm.concurrency),
+                         progress=progress, unit="question")
+    debug = [load_answer(cfg, q.qid).model_dump(mode="json") if outcomes[q.qid].ok
+             else na_record(q, f"failed in 06_answer: {outcomes[q.qid].error}") for q in ds.questions]
     rows = [_answer_row(d) for d in debug]
     stage.write_jsonl("answers.jsonl", rows)
     sub = build_submission(rows, cfg.answer.team_email, cfg.answer.submission_name)
-    write_submission(stage.path("submission.json"), sub)
-    counts = {"questions": len(rows), "answered_now": len(todo),
+    write_submission(stage.path(SUBMISSION), sub)
+    n = outcome_counts(outcomes)
+    counts = {"questions": len(rows), "answered_now": n["ran"], "failed": n["failed"],
+              "upstream_failed": sum(1 for it in items if it.payload[1]),
               "na": sum(1 for r in rows if r["value"] in (NA, None)),
               "repaired": sum(1 for d in debug if d.get("repaired")),
               "scale_suspect": sum(1 for d in debug if (d.get("sanity") or {}).get("status") == "suspect")}
-    stage.finish(counts=counts, inputs={q.qid: recs[q.qid]["_path"] for q in ds.questions})
-    return pd.DataFrame([{"qid": d["qid"], "kind": d["kind"], "status": status.get(d["qid"]),
+    stage.finish(counts=counts, inputs={q.qid: retrieve.record_file(q.qid) for q in ds.questions},
+                 item_ids=[i.id for i in items], extra={"failures": failures(outcomes)})
+    status = {"ran": "answered", "current": "current", "failed": "failed", "blocked": "blocked"}
+    return pd.DataFrame([{"qid": d["qid"], "kind": d["kind"], "status": status[outcomes[d["qid"]].status],
                           "value": d["value"], "references": len(d["references"]),
                           "pages": ",".join(str(r["page"]) for r in d["references"]),
                           "na_reason": d.get("na_reason"),
                           "sanity": (d.get("sanity") or {}).get("status"), "calls": d.get("n_calls"),
-                          "prompt_tokens": d["usage"]["prompt_tokens"],
-                          "completion_tokens": d["usage"]["completion_tokens"],
+                          "prompt_tokens": d["usage"].get("prompt_tokens", 0),
+                          "completion_tokens": d["usage"].get("completion_tokens", 0),
                           "seconds": d.get("seconds"), "question": d["question_text"]} for d in debug])
+
+
+# ---- what later stages and widgets read (this module owns 06_answer/) --------------------------
+def debug_file(qid: str) -> str:
+    return f"debug/{qid}.json"
+
+
+def submission_path(cfg_or_run: RunConfig | Path | str) -> Path:
+    """``06_answer/submission.json`` of a run (may not exist yet)."""
+    return run_dir_of(cfg_or_run) / STAGE / SUBMISSION
+
+
+def load_answer(cfg_or_run: RunConfig | Path | str, qid: str) -> AnswerRecord:
+    """The 06 debug record of ``qid`` (:class:`rag.records.AnswerRecord`); FileNotFoundError naming 06."""
+    path = run_dir_of(cfg_or_run) / STAGE / debug_file(qid)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: run stage 06_answer for question {qid} first")
+    return AnswerRecord.model_validate(read_json(path))
+
+
+def load_answers(cfg_or_run: RunConfig | Path | str) -> dict[str, AnswerRecord]:
+    """``{qid: record}`` of every 06 debug record of a run (sorted by qid; {} when 06 has not run)."""
+    d = run_dir_of(cfg_or_run) / STAGE / "debug"
+    return {p.stem: load_answer(cfg_or_run, p.stem) for p in sorted(d.glob("*.json"))} if d.is_dir() else {}

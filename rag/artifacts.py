@@ -355,6 +355,11 @@ def item_state(stage_folder: Path, item: str, outputs: Sequence[str] = ()) -> It
     return ItemState("missing", "", "")
 
 
+def run_dir_of(cfg_or_run: RunConfig | Path | str) -> Path:
+    """A run folder from a RunConfig or a path (owner readers accept either)."""
+    return cfg_or_run.run_dir if isinstance(cfg_or_run, RunConfig) else Path(cfg_or_run)
+
+
 def stage_dir(cfg: RunConfig, name: str) -> Path:
     """Read-side path of an earlier stage's folder (raises if that stage never ran)."""
     d = cfg.run_dir / name

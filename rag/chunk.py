@@ -117,6 +117,17 @@ def chunk_key(cfg: RunConfig, clean_key: str, size: int) -> str:
     return hash_key(clean_key, deps.config_signature(cfg, STAGE), size, CODE_VERSION)
 
 
+def chunked_sizes(cfg: RunConfig) -> dict[str, list[int]]:
+    """``{sha1: [sizes]}`` of the chunk files present in this run's 03_chunk (for browsing)."""
+    out: dict[str, list[int]] = {}
+    d = cfg.run_dir / STAGE
+    for p in sorted(d.glob("*.s*.jsonl")) if d.exists() else []:
+        sha1, _, size = p.name[: -len(".jsonl")].rpartition(".s")
+        if size.isdigit():
+            out.setdefault(sha1, []).append(int(size))
+    return {k: sorted(v) for k, v in out.items()}
+
+
 def run_chunk(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
     """Chunk every report of ``ds`` at every size in ``cfg.chunk.sizes`` (skips current items; a report
     that failed upstream is carried as blocked)."""

@@ -6,8 +6,8 @@ Contracts:
   (max/min over the non-N/A values, see ``comparison_direction``) or, when the direction is unclear or
   ``answer.comparative_pick`` is "prompt", by the comparison prompt over the sub-answers. References are
   those of every sub-answer with a value.
-- A 05 record without ``sub_questions`` is split and retrieved here (``rag.route.split_comparative``,
-  ``rag.retrieve.retrieve_pages``, no reranking).
+- Stays in its lane: it reads only the 05 record. A record without the sub-questions (or without the
+  candidates of one) raises :class:`MissingRetrieval` saying to re-run 05; it never searches itself.
 - ``comparison_direction(question) -> "max" | "min" | None``.
 """
 from __future__ import annotations
@@ -16,11 +16,12 @@ import re
 from typing import Any
 
 from .config import RunConfig
-from .context import Counter, candidates_by_report, page_row, report_or_none, to_ctx_pages
+from .context import Counter, candidates_by_report, page_row, report_or_none
 from .dataset import Dataset, Question
 from .fuse import answer_pages, ask
 from .interpret import finalize_references
 from .prompts import NA
+from .records import RetrievalRecord
 
 # Words that say which end of a comparison wins (a question with words of both sides goes to the prompt).
 _MAX_WORDS = ("highest", "largest", "greatest", "most", "biggest", "maximum", "higher", "larger", "more")
@@ -33,25 +34,26 @@ def comparison_direction(question: str) -> str | None:
     return "max" if hi and not lo else "min" if lo and not hi else None
 
 
-def answer_comparative(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: dict[str, Any],
+class MissingRetrieval(ValueError):
+    """A 05 record lacks what 06 needs (written by an older 05, or cut short): re-run stage 05."""
+
+
+def answer_comparative(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: RetrievalRecord,
                        counter: Counter) -> dict[str, Any]:
     """One number question per company (own retrieval), then pick in code (max/min over non-N/A
     values) or, when the direction is unclear or ``comparative_pick`` is "prompt", by the comparison
     prompt over the sub-answers."""
-    subs = rec.get("sub_questions")
+    subs = rec.sub_questions
+    if not subs:
+        raise MissingRetrieval(f"{q.qid}: the 05_retrieve record has no sub-questions for this comparative "
+                               f"question: re-run stage 05_retrieve")
     per_report = candidates_by_report(rec)
-    live = not isinstance(subs, dict) or not subs
-    if live:  # a record written without sub-questions: split and retrieve here (no reranking)
-        from .route import split_comparative
-
-        subs = split_comparative(q.text, q.kind, ds.reports)
     sub_answers = []
     for sha1, sub_q in subs.items():
-        sub_pages = per_report.get(sha1, [])
-        if live:
-            from .retrieve import retrieve_pages
-
-            sub_pages = to_ctx_pages(retrieve_pages(cfg, sub_q, sha1))
+        if sha1 not in per_report:
+            raise MissingRetrieval(f"{q.qid}: the 05_retrieve record has no candidates for sub-question "
+                                   f"{sub_q!r} ({sha1}): re-run stage 05_retrieve")
+        sub_pages = per_report[sha1]
         rep = report_or_none(ds, sha1)
         res = answer_pages(llm, cfg, "number", sub_q, sub_pages, rep.currency if rep else None, counter,
                            rep.company if rep else "") \

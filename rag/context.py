@@ -2,21 +2,19 @@
 
 Contracts:
 - :class:`CtxPage` (sha1, 1-based page, text, rank 0 = best, score = retrieval/rerank "final").
-- Retrieval record read from 05 (``load_retrieval``, written by ``rag.retrieve``): ``routed``
-  [{sha1, company}], ``candidates`` {sha1: [CandidatePage dict {sha1, page, text, scores{..., final},
-  reason}]} best first, ``sub_questions`` {sha1: text} for comparative questions.
-  ``candidates_by_report`` ranks each report's pages, ``merged_pages`` merges the routed reports.
+- 05 records are :class:`rag.records.RetrievalRecord` s read through their owner
+  (``rag.retrieve.load_retrieval``); ``candidates_by_report`` ranks each report's pages, ``merged_pages``
+  merges the routed reports.
 - ``pack_parts(pages, budget, counter, max_pages=0)``: pages in rank order packed into parts of at most ``budget``
   context tokens (as counted by ``counter``); a page over the budget is truncated into its own part.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-from .artifacts import read_json, stage_dir
-from .config import RunConfig
 from .dataset import Dataset, Report
+from .records import CandidatePage, RetrievalRecord
 
 Counter = Callable[[str], int]
 
@@ -30,19 +28,13 @@ class CtxPage:
     score: float | None = None  # retrieval/rerank "final" score, higher = better
 
 
-# ---- reading stage 05 -------------------------------------------------------------------------
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    return obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
-
-
-def to_ctx_pages(items: Any) -> list[CtxPage]:
-    """CandidatePage objects or dicts (rank order) -> CtxPage list, stable-sorted by ``final`` desc."""
+# ---- reading stage 05 (records come typed from rag.retrieve.load_retrieval) ---------------------------
+def to_ctx_pages(items: Sequence[CandidatePage]) -> list[CtxPage]:
+    """Candidate pages (rank order) -> CtxPage list, stable-sorted by ``final`` desc."""
     out = []
     for i, it in enumerate(items or []):
-        scores = _get(it, "scores") or {}
-        final = scores.get("final") if isinstance(scores, dict) else _get(scores, "final")
-        out.append(CtxPage(str(_get(it, "sha1")), int(_get(it, "page")), str(_get(it, "text") or ""), i,
-                           None if final is None else float(final)))
+        final = it.scores.get("final")
+        out.append(CtxPage(it.sha1, it.page, it.text or "", i, None if final is None else float(final)))
     if all(p.score is not None for p in out):
         out.sort(key=lambda p: -p.score)  # type: ignore[operator]
     for i, p in enumerate(out):
@@ -50,28 +42,9 @@ def to_ctx_pages(items: Any) -> list[CtxPage]:
     return out
 
 
-def load_retrieval(cfg: RunConfig, qid: str) -> dict[str, Any]:
-    path = stage_dir(cfg, "05_retrieve") / f"{qid}.json"
-    if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist: run stage 05_retrieve for question {qid} first")
-    rec = read_json(path)
-    if not isinstance(rec, dict):
-        raise ValueError(f"{path}: expected a JSON object with the question's candidate pages")
-    rec["_path"] = str(path)
-    return rec
-
-
-def routed_sha1s(rec: dict[str, Any]) -> list[str]:
-    """Routed reports of a 05 record (``routed``: [{sha1, company}] or [sha1]), in question order."""
-    return [x if isinstance(x, str) else str(_get(x, "sha1")) for x in rec.get("routed") or []]
-
-
-def candidates_by_report(rec: dict[str, Any]) -> dict[str, list[CtxPage]]:
-    """``candidates`` {sha1: [CandidatePage dict]} of a 05 record -> ranked CtxPages per report."""
-    cands = rec.get("candidates") or {}
-    if not isinstance(cands, dict):
-        raise ValueError(f"{rec.get('_path', '05_retrieve record')}: 'candidates' must map sha1 -> pages")
-    return {sha1: to_ctx_pages(pages) for sha1, pages in cands.items()}
+def candidates_by_report(rec: RetrievalRecord) -> dict[str, list[CtxPage]]:
+    """A 05 record's candidates -> ranked CtxPages per report."""
+    return {sha1: to_ctx_pages(pages) for sha1, pages in rec.candidates.items()}
 
 
 def merged_pages(per_report: dict[str, list[CtxPage]], sha1s: list[str]) -> list[CtxPage]:

@@ -102,9 +102,10 @@ def retrieval_table(cfg: RunConfig, ds: Dataset) -> pd.DataFrame | None:
     the pre-rerank "retrieval" order), or None when the module or 05_retrieve outputs are absent."""
     try:
         from .metrics import retrieval_metrics
+        from .retrieve import load_records
     except ImportError:
         return None
-    if not (cfg.run_dir / "05_retrieve").is_dir():
+    if not load_records(cfg, ds):
         return None
     orders = ["final"] + (["retrieval"] if cfg.rerank.mode != "none" else [])
     tables = []
@@ -126,12 +127,15 @@ def run_evaluate(cfg: RunConfig, ds: Dataset, progress: bool = True, gold_source
     """Score ``outputs/<run>/06_answer/submission.json``; write ``07_evaluate/`` files; return per-question rows.
 
     Writes ``scores.json`` (totals, by_kind, retrieval, stage costs), ``per_question.csv``,
-    ``by_kind.csv``, ``retrieval.csv`` (when ``rag.metrics`` exists), ``stage_costs.csv`` and PNG plots.
+    ``by_kind.csv``, ``retrieval.csv`` (when ``rag.metrics`` exists), ``stage_costs.csv`` (per stage:
+    seconds, items, tokens by kind, cost in USD, from the summed item usage records) and PNG plots.
     Always recomputes (cheap); the manifest records the hashes of the submission and gold it used.
     """
     from . import plots
 
-    sub_path = cfg.run_dir / "06_answer" / "submission.json"
+    from .answer import submission_path
+
+    sub_path = submission_path(cfg)
     stage = Stage(cfg, STAGE)
     with stage.timed("score"):
         per_q, summary = evaluate_submission(sub_path, ds, gold_source, labels_path)
@@ -159,6 +163,7 @@ def run_evaluate(cfg: RunConfig, ds: Dataset, progress: bool = True, gold_source
         t = summary["totals"]
         print(f"[07_evaluate] score {t['score']} / {t['max_score']} (G={t['G']}, R={t['R']}, "
               f"accuracy={t.get('answer_accuracy')}) over {t['questions']} questions", flush=True)
+        print("[07_evaluate] cost by stage:\n" + costs.to_string(index=False), flush=True)
     return per_q
 
 

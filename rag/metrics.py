@@ -22,19 +22,20 @@ import pandas as pd
 
 from .config import RunConfig
 from .dataset import Dataset, PageRef
+from .records import RetrievalRecord
 
 HIT_KS = (1, 5, 10)
 CUTOFF = 10  # the "@10" of recall and nDCG
 
 
-def rank_lists(record: Mapping[str, Any], order: str = "final") -> dict[str, list[int]]:
+def rank_lists(record: RetrievalRecord, order: str = "final") -> dict[str, list[int]]:
     """``{sha1: [page, ...]}`` best first from a 05_retrieve record, sorted by ``scores[order]``."""
     out = {}
-    for sha1, cands in record.get("candidates", {}).items():
+    for sha1, cands in record.candidates.items():
         cs = list(cands)
         if order != "final":  # stored lists are in final order; re-sort (stable) by another score
-            cs.sort(key=lambda c: -(c["scores"].get(order) or 0.0))
-        out[sha1] = [c["page"] for c in cs]
+            cs.sort(key=lambda c: -(c.scores.get(order) or 0.0))
+        out[sha1] = [c.page for c in cs]
     return out
 
 
@@ -67,7 +68,7 @@ def question_metrics(ranked: Mapping[str, Sequence[int]], pools: Sequence[Sequen
     return out
 
 
-def per_question(records: Mapping[str, Mapping[str, Any]], ds: Dataset, order: str = "final") -> pd.DataFrame:
+def per_question(records: Mapping[str, RetrievalRecord], ds: Dataset, order: str = "final") -> pd.DataFrame:
     """One row per question with gold pools: qid, kind and its metrics (``records``: {qid: record})."""
     rows = []
     for q in ds.questions:
@@ -90,7 +91,7 @@ def summarize(per_q: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def metrics_from_records(records: Mapping[str, Mapping[str, Any]], ds: Dataset, order: str = "final") -> pd.DataFrame:
+def metrics_from_records(records: Mapping[str, RetrievalRecord], ds: Dataset, order: str = "final") -> pd.DataFrame:
     return summarize(per_question(records, ds, order))
 
 

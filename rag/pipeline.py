@@ -103,7 +103,9 @@ def run_notebooks(preset: str, data_dir: str, run: str, overrides: dict[str, Any
 def print_outcome(cfg: RunConfig) -> None:
     """Say where things are and, when 07 ran, the score."""
     print(f"\nOutputs: {cfg.run_dir}")
-    sub = cfg.run_dir / "06_answer" / "submission.json"
+    from .answer import submission_path
+
+    sub = submission_path(cfg)
     if sub.exists():
         print(f"Submission: {sub}")
     scores = cfg.run_dir / "07_evaluate" / "scores.json"

@@ -51,8 +51,14 @@ def _token_total(tokens: dict[str, Any]) -> int:
                    if isinstance(v, (int, float)) and k.lower().startswith(LLM_TOKEN_PREFIXES)))
 
 
+COST_COLUMNS = ["stage", "seconds", "tokens", "items", "failed", "prompt_tokens", "completion_tokens",
+                "embedding_tokens", "cost_usd", "item_seconds", "shared_from"]
+
+
 def stage_costs_from_dir(run_dir: Path) -> pd.DataFrame:
-    """Rows (stage, seconds, tokens) for every stage folder of ``run_dir`` that has a manifest."""
+    """One row per stage folder of ``run_dir`` that has a manifest: wall ``seconds`` of the invocation that
+    did the work, LLM ``tokens``, and the summed per-item usage records (``items`` done, ``failed`` =
+    failed + blocked, prompt/completion/embedding tokens, ``cost_usd``, ``item_seconds``)."""
     rows = []
     for name in STAGES:
         m = run_dir / name / "manifest.json"
@@ -62,10 +68,15 @@ def stage_costs_from_dir(run_dir: Path) -> pd.DataFrame:
             data = json.loads(m.read_text(encoding="utf-8"))
         except json.JSONDecodeError as e:
             raise ValueError(f"{m}: not valid JSON ({e})") from e
+        usage, counts = data.get("usage") or {}, data.get("counts") or {}
         rows.append({"stage": name, "seconds": float(data.get("seconds") or 0.0),
                      "tokens": _token_total(data.get("tokens", {})),
+                     "items": int(counts.get("items_done", 0)),
+                     "failed": int(counts.get("items_failed", 0)) + int(counts.get("items_blocked", 0)),
+                     **{k: usage.get(k, 0) for k in ("prompt_tokens", "completion_tokens", "embedding_tokens")},
+                     "cost_usd": float(usage.get("cost_usd", 0.0)), "item_seconds": float(usage.get("seconds", 0.0)),
                      "shared_from": data.get("run") if data.get("run") != run_dir.name else ""})
-    return pd.DataFrame(rows, columns=["stage", "seconds", "tokens", "shared_from"])
+    return pd.DataFrame(rows, columns=COST_COLUMNS)
 
 
 def stage_costs(cfg: RunConfig) -> pd.DataFrame:
@@ -125,15 +136,23 @@ def retrieval_hit_png(retrieval: pd.DataFrame) -> bytes:
 
 
 def stage_costs_png(costs: pd.DataFrame) -> bytes:
-    """Two panels: seconds and LLM tokens per stage."""
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(FIG_SIZE[0] * 1.4, FIG_SIZE[1]))
+    """Three panels per stage: seconds, tokens (prompt / completion / embedding, stacked) and cost in USD."""
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(FIG_SIZE[0] * 1.9, FIG_SIZE[1]))
     a1.barh(costs["stage"], costs["seconds"])
     a1.set_xlabel("seconds")
-    a1.invert_yaxis()
-    a2.barh(costs["stage"], costs["tokens"], color="#d08c3c")
-    a2.set_xlabel("LLM tokens")
-    a2.invert_yaxis()
-    fig.suptitle("Time and tokens by stage")
+    left = pd.Series(0, index=costs.index, dtype=float)
+    for col, color in (("prompt_tokens", "#d08c3c"), ("completion_tokens", "#8c3cd0"), ("embedding_tokens", "#3cd08c")):
+        vals = pd.to_numeric(costs.get(col, pd.Series(0, index=costs.index)), errors="coerce").fillna(0)
+        a2.barh(costs["stage"], vals, left=left, color=color, label=col.replace("_tokens", ""))
+        left = left + vals
+    a2.set_xlabel("tokens")
+    a2.legend(fontsize="small")
+    a3.barh(costs["stage"], pd.to_numeric(costs.get("cost_usd", pd.Series(0.0, index=costs.index))).fillna(0),
+            color="#3c8cd0")
+    a3.set_xlabel("cost (USD)")
+    for ax in (a1, a2, a3):
+        ax.invert_yaxis()
+    fig.suptitle("Time, tokens and cost by stage")
     return _png(fig)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class _Rec(BaseModel):
@@ -114,4 +114,81 @@ class IndexInfo(_Rec):
     chunk_sha256: str | None = None  # sha256 of the chunk file the index rows come from
     bm25_files: list[str] = Field(default_factory=list)
     embed_seconds: float = 0.0
+    code_version: str = ""
+
+
+# ---- 05_retrieve -------------------------------------------------------------------------
+SCORE_KEYS = ("dense", "bm25", "fused", "retrieval", "llm", "final")
+
+
+class CandidatePage(BaseModel):
+    """One page proposed as evidence for a question (``page`` is 1-based)."""
+
+    sha1: str
+    page: int
+    text: str  # the full clean page Markdown (02_clean)
+    chunk_ids: list[str] = Field(default_factory=list)  # the retrieved chunks on this page, best first
+    # dense: best chunk cosine; bm25: best chunk BM25; fused: best chunk RRF score (None when the mode
+    # did not compute it); retrieval: page score normalized to [0, 1]; llm: reranker relevance in [0, 1]
+    # (None when not reranked); final: what the page list is sorted by. Higher = better for all.
+    scores: dict[str, float | None] = Field(default_factory=lambda: {k: None for k in SCORE_KEYS})
+    reason: str = ""  # the reranker's short reason (empty without LLM reranking)
+
+    @field_validator("scores")
+    @classmethod
+    def _all_keys(cls, v: dict[str, float | None]) -> dict[str, float | None]:
+        return {**{k: None for k in SCORE_KEYS}, **v}
+
+
+class RoutedReport(_Rec):
+    sha1: str
+    company: str
+
+
+class RetrievalRecord(_Rec):
+    """``05_retrieve/<qid>.json``: one question's routing, sub-questions and ranked candidate pages.
+
+    ``candidates`` {sha1: pages best first by ``scores["final"]``}; ``sub_questions`` {sha1: text} for
+    comparative questions (one per company, each retrieved in its own report); ``search`` {sha1: the
+    search as run}; ``usage`` the model layer's usage dict (query expansion + LLM reranking).
+    """
+
+    qid: str
+    question: str
+    kind: str
+    routed: list[RoutedReport] = Field(default_factory=list)
+    sub_questions: dict[str, str] = Field(default_factory=dict)
+    candidates: dict[str, list[CandidatePage]] = Field(default_factory=dict)
+    search: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    usage: dict[str, Any] = Field(default_factory=dict)
+    seconds: float | None = None
+
+    @property
+    def routed_sha1s(self) -> list[str]:
+        return [r.sha1 for r in self.routed]
+
+
+# ---- 06_answer ---------------------------------------------------------------------------
+class AnswerRecord(BaseModel):
+    """``06_answer/debug/<qid>.json``: one question's answer with everything that led to it.
+
+    Typed here are the fields every record has; the rest (``calls``, ``sub_answers``, ``interpretation``,
+    ``sanity``, ``pick_call``…, depending on the answer kind) are kept as they were written.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    qid: str
+    question_text: str = ""
+    kind: str = ""
+    value: Any = None
+    references: list[dict[str, Any]] = Field(default_factory=list)
+    na_reason: str | None = None
+    routed: list[str] = Field(default_factory=list)
+    retrieved: list[dict[str, Any]] = Field(default_factory=list)
+    prompt_version: dict[str, str] = Field(default_factory=dict)
+    usage: dict[str, Any] = Field(default_factory=dict)
+    n_calls: int = 0
+    repaired: bool = False
+    seconds: float | None = None
     code_version: str = ""

@@ -24,55 +24,44 @@ import re
 import threading
 import time
 from collections import defaultdict
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, Field, field_validator
+from pydantic import ValidationError
 
-from .artifacts import Stage, hash_key, read_json, stage_dir
+from .artifacts import ItemState, Stage, hash_key, read_json, run_dir_of
+from .artifacts import item_state as _item_state
 from .config import RunConfig
+from .core import deps
+from .core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
+from .core.usage import ItemUsage
 from .dataset import Dataset, Question
 # Fusion over chunk-id rankings ({id: score}); rag.index.rrf is the same over (id, score) lists.
 from .index import rrf_scores as rrf
 from .models.base import Usage
 from .query import build_search, clear_expansions, lexicon_hash
-from .records import CleanReport
+# CandidatePage, RetrievalRecord: the 05 records (rag.records); re-exported, tests import them from here.
+from .records import SCORE_KEYS, CandidatePage, RetrievalRecord, RoutedReport  # noqa: F401
 from .route import route, split_comparative
 
 CODE_VERSION = "retrieve-1"
-SCORE_KEYS = ("dense", "bm25", "fused", "retrieval", "llm", "final")
-
-
-class CandidatePage(BaseModel):
-    """One page proposed as evidence for a question (``page`` is 1-based)."""
-
-    sha1: str
-    page: int
-    text: str  # the full clean page Markdown (02_clean)
-    chunk_ids: list[str] = Field(default_factory=list)  # the retrieved chunks on this page, best first
-    # dense: best chunk cosine; bm25: best chunk BM25; fused: best chunk RRF score (None when the mode
-    # did not compute it); retrieval: page score normalized to [0, 1]; llm: reranker relevance in [0, 1]
-    # (None when not reranked); final: what the page list is sorted by. Higher = better for all.
-    scores: dict[str, float | None] = Field(default_factory=lambda: {k: None for k in SCORE_KEYS})
-    reason: str = ""  # the reranker's short reason (empty without LLM reranking)
-
-    @field_validator("scores")
-    @classmethod
-    def _all_keys(cls, v: dict[str, float | None]) -> dict[str, float | None]:
-        return {**{k: None for k in SCORE_KEYS}, **v}
+STAGE = "05_retrieve"
 
 
 # ---- caches (one process may answer many questions per report) -------------------------------
 _LOCK = threading.Lock()
 _INDEXES: dict[tuple, Any] = {}
-_PAGES: dict[tuple, tuple[str, dict[int, str]]] = {}  # clean file -> (company, {page: markdown})
 
 
 def clear_caches() -> None:
     """Forget cached indexes, page texts and expansions (after re-running stages 02..04)."""
+    from .clean import clear_page_cache
+
     with _LOCK:
-        _INDEXES.clear(), _PAGES.clear()
+        _INDEXES.clear()
+    clear_page_cache()
     clear_expansions()
 
 
@@ -86,21 +75,11 @@ def _index(cfg: RunConfig, sha1: str):
         return _INDEXES[key]
 
 
-def _clean_report(cfg: RunConfig, sha1: str) -> tuple[str, dict[int, str]]:
-    path = stage_dir(cfg, "02_clean") / f"{sha1}.json"
-    key = (str(path), path.stat().st_mtime_ns if path.exists() else 0)
-    with _LOCK:
-        if key not in _PAGES:
-            if not path.exists():
-                raise FileNotFoundError(f"{path}: no clean report for {sha1}; run stage 02_clean first")
-            rep = CleanReport.model_validate(read_json(path))
-            _PAGES[key] = (rep.company, {p.page: p.markdown for p in rep.pages})
-        return _PAGES[key]
-
-
 def page_texts(cfg: RunConfig, sha1: str) -> dict[int, str]:
-    """``{page (1-based): clean Markdown}`` of one report from ``02_clean/<sha1>.json``."""
-    return _clean_report(cfg, sha1)[1]
+    """``{page (1-based): clean Markdown}`` of one report (read through ``rag.clean.page_texts``)."""
+    from .clean import page_texts as clean_pages
+
+    return clean_pages(cfg, sha1)[1]
 
 
 # ---- chunk search, fusion, page lifting -----------------------------------------------------
@@ -180,7 +159,9 @@ def retrieve_pages(cfg: RunConfig, question_text: str, sha1: str, *, index=None,
     index = index if index is not None else _index(cfg, sha1)
     company = ""
     if texts is None:
-        company, texts = _clean_report(cfg, sha1)
+        from .clean import page_texts as clean_pages
+
+        company, texts = clean_pages(cfg, sha1)
     if embed is None:
         from .index import embed_query
 
@@ -193,100 +174,139 @@ def retrieve_pages(cfg: RunConfig, question_text: str, sha1: str, *, index=None,
 
 
 # ---- the stage --------------------------------------------------------------------------------
-def _upstream_keys(cfg: RunConfig, sha1s: Sequence[str]) -> dict[str, Any]:
-    """Currency keys stages 02 and 04 recorded (``.keys/<item>.key``) for these reports: our inputs."""
-    items = {"02_clean": lambda s: s, "04_index": lambda s: f"{s}.s{cfg.retrieve.chunk_size}"}
-    out: dict[str, Any] = {}
-    for name, item in items.items():
-        keys = cfg.run_dir / name / ".keys"
-        out[name] = {s: (keys / f"{item(s)}.key").read_text().strip() if (keys / f"{item(s)}.key").exists()
-                     else None for s in sha1s}
-    return out
+def _upstream(cfg: RunConfig, sha1s: Sequence[str]) -> tuple[dict[str, Any], str]:
+    """(producer keys of 02 and 04 for these reports, the reason one of them failed or "")."""
+    from . import clean, index
+
+    keys: dict[str, Any] = {"02_clean": {}, "04_index": {}}
+    for s in sha1s:
+        for name, st in ((clean.STAGE, clean.item_state(cfg, s)),
+                         (index.STAGE, index.item_state(cfg, s, cfg.retrieve.chunk_size))):
+            why = upstream_block(name, st)
+            if why:
+                return keys, f"report {s}: {why}"
+            keys[name][s] = st.key or None
+    return keys, ""
 
 
-def _uses_llm(cfg: RunConfig) -> bool:
-    return cfg.rerank.mode == "llm" or cfg.retrieve.query_expansion
-
-
-def question_key(cfg: RunConfig, q: Question, routed: Sequence[str], companies: dict[str, str]) -> str:
-    """Currency key: question, routed companies, upstream item keys, retrieve/rerank(/llm) config, code."""
-    sections = ("retrieve", "rerank") + (("llm",) if _uses_llm(cfg) else ())
-    return hash_key(q.text, q.kind, {s: companies[s] for s in routed}, _upstream_keys(cfg, routed),
-                    cfg.section_hash(*sections),
+def question_key(cfg: RunConfig, q: Question, routed: Sequence[str], companies: dict[str, str],
+                 upstream: dict[str, Any] | None = None) -> str:
+    """Currency key: question, routed companies, upstream item keys, this stage's config (rag.core.deps:
+    retrieve, rerank, + llm when it reranks with or expands queries by the LLM), lexicon, code."""
+    upstream = upstream if upstream is not None else _upstream(cfg, routed)[0]
+    return hash_key(q.text, q.kind, {s: companies[s] for s in routed}, upstream,
+                    deps.config_signature(cfg, STAGE),
                     # the lexicon's content only when it is used: keys of runs without it stay as they were
                     *([lexicon_hash(cfg)] if cfg.retrieve.lexicon_expansion else []), CODE_VERSION)
 
 
-def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> dict[str, Any]:
+def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> RetrievalRecord:
     """The 05_retrieve record of one question (routing, sub-questions, reranked candidates, usage)."""
     from .rerank import rerank
 
     t0 = time.perf_counter()
     subs = split_comparative(q.text, q.kind, ds.reports)
     usages: list[Usage] = []
-    candidates: dict[str, list[dict]] = {}
+    candidates: dict[str, list[CandidatePage]] = {}
     searches: dict[str, dict[str, Any]] = {}
     for sha1, text in subs.items():
         searches[sha1] = {}
         pages = retrieve_pages(cfg, text, sha1, llm=llm, usage=usages, trace=searches[sha1])
         pages, u = rerank(cfg, text, pages, llm=llm)
         usages.append(u)
-        candidates[sha1] = [p.model_dump(mode="json") for p in pages]
+        candidates[sha1] = pages
     companies = {r.sha1: r.company for r in ds.reports}
-    return {"qid": q.qid, "question": q.text, "kind": q.kind,
-            "routed": [{"sha1": s, "company": companies[s]} for s in subs],
-            "sub_questions": subs if q.kind == "comparative" else {},
-            "candidates": candidates, "search": searches, "usage": sum(usages, Usage()).as_dict(),
-            "seconds": round(time.perf_counter() - t0, 3)}
+    return RetrievalRecord(qid=q.qid, question=q.text, kind=q.kind,
+                           routed=[RoutedReport(sha1=s, company=companies[s]) for s in subs],
+                           sub_questions=subs if q.kind == "comparative" else {}, candidates=candidates,
+                           search=searches, usage=sum(usages, Usage()).as_dict(),
+                           seconds=round(time.perf_counter() - t0, 3))
 
 
-def summary_row(rec: dict[str, Any], skipped: bool = False) -> dict[str, Any]:
-    tops = [f"{s[:8]}:p{c[0]['page']}" for s, c in rec["candidates"].items() if c]
-    return {"qid": rec["qid"], "kind": rec["kind"], "companies": ", ".join(r["company"] for r in rec["routed"]),
-            "n_reports": len(rec["routed"]), "top_pages": " ".join(tops),
-            "lexicon": ", ".join(sorted({t for s in rec.get("search", {}).values()
-                                         for t in s.get("lexicon_topics", [])})),
-            "top_final": max((c[0]["scores"]["final"] for c in rec["candidates"].values() if c), default=None),
-            "seconds": rec.get("seconds"), "skipped": skipped}
+def summary_row(rec: RetrievalRecord, skipped: bool = False) -> dict[str, Any]:
+    tops = [f"{s[:8]}:p{c[0].page}" for s, c in rec.candidates.items() if c]
+    return {"qid": rec.qid, "kind": rec.kind, "companies": ", ".join(r.company for r in rec.routed),
+            "n_reports": len(rec.routed), "top_pages": " ".join(tops),
+            "lexicon": ", ".join(sorted({t for s in rec.search.values() for t in s.get("lexicon_topics", [])})),
+            "top_final": max((c[0].scores["final"] for c in rec.candidates.values() if c), default=None),
+            "seconds": rec.seconds, "skipped": skipped}
 
 
 def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataFrame:
-    """Stage 05 over every question of ``ds``; one summary row per question."""
-    stage = Stage(cfg, "05_retrieve")
+    """Stage 05 over every question of ``ds``; one summary row per question. A question routed to a report
+    that failed upstream is blocked (no record; 06 answers it N/A naming the failure)."""
+    stage = Stage(cfg, STAGE)
     companies = {r.sha1: r.company for r in ds.reports}
-    llm = None
-    rows, counts = [], defaultdict(int)
-    for n, q in enumerate(ds.questions, 1):
+    items = []
+    for q in ds.questions:
         routed = route(q.text, ds.reports)
-        key = question_key(cfg, q, routed, companies)
-        out = f"{q.qid}.json"
-        if stage.is_current(q.qid, key, out):
-            rows.append(summary_row(read_json(stage.path(out)), skipped=True))
-            counts["skipped"] += 1
-            continue
-        if llm is None and _uses_llm(cfg) and routed:
-            from .models import get_llm
+        upstream, why = _upstream(cfg, routed)
+        items.append(Item(q.qid, question_key(cfg, q, routed, companies, upstream), (record_file(q.qid),),
+                          (q, routed), blocked=why))
+    llm = None
+    llm_lock = threading.Lock()
 
-            llm = get_llm(cfg)
-        with stage.timed(q.qid):
-            rec = retrieve_question(cfg, q, ds, llm=llm)
-            stage.write_json(out, rec)
-        u = rec["usage"]
-        stage.add_tokens(prompt_tokens=u["prompt_tokens"], completion_tokens=u["completion_tokens"],
-                         requests=u["requests"])
-        stage.mark_done(q.qid, key, reports=[r["sha1"] for r in rec["routed"]], seconds=rec["seconds"])
-        counts["done"] += 1
-        counts["unrouted"] += int(not routed)
-        rows.append(summary_row(rec))
-        if progress:
-            print(f"[05_retrieve] {n}/{len(ds.questions)} {q.qid} {rows[-1]['top_pages'] or '(no report)'} "
-                  f"{rec['seconds']:.1f}s", flush=True)
-    stage.finish(counts={"questions": len(ds.questions), **counts},
-                 extra={"code_version": CODE_VERSION})
+    def work(it: Item) -> Result:
+        nonlocal llm
+        q, routed = it.payload
+        with llm_lock:
+            if llm is None and deps.llm_uses(cfg, STAGE) and routed:
+                from .models import get_llm
+
+                llm = get_llm(cfg)
+        rec = retrieve_question(cfg, q, ds, llm=llm)
+        return Result(files={record_file(q.qid): Json(rec.model_dump(mode="json"))},
+                      info={"reports": [r.sha1 for r in rec.routed], "seconds": rec.seconds},
+                      usage=ItemUsage.from_model(rec.usage))
+
+    outcomes = run_items(stage, items, work, progress=progress, unit="question")
+    rows = []
+    for it in items:
+        o = outcomes[it.id]
+        if o.ok:
+            rows.append(summary_row(load_retrieval(cfg, it.id), skipped=o.status == "current"))
+        else:
+            rows.append({"qid": it.id, "kind": it.payload[0].kind, "error": o.error})
+    n = outcome_counts(outcomes)
+    stage.finish(counts={"questions": len(ds.questions), "done": n["ran"], "skipped": n["current"],
+                         "failed": n["failed"], "blocked": n["blocked"],
+                         "unrouted": sum(1 for it in items if not it.payload[1])},
+                 item_ids=[i.id for i in items], extra={"code_version": CODE_VERSION, "failures": failures(outcomes)})
     return pd.DataFrame(rows)
 
 
-def load_records(cfg: RunConfig, ds: Dataset) -> dict[str, dict[str, Any]]:
-    """``{qid: record}`` of the 05_retrieve outputs present for ``ds``'s questions."""
-    d = stage_dir(cfg, "05_retrieve")
-    return {q.qid: read_json(d / f"{q.qid}.json") for q in ds.questions if (d / f"{q.qid}.json").exists()}
+# ---- what later stages read (this module owns 05_retrieve/) ------------------------------------
+def record_file(qid: str) -> str:
+    return f"{qid}.json"
+
+
+def item_state(cfg_or_run: RunConfig | Path | str, qid: str) -> ItemState:
+    """State of question ``qid`` in 05_retrieve (done + key, failed/blocked + reason, or missing)."""
+    return _item_state(run_dir_of(cfg_or_run) / STAGE, qid, (record_file(qid),))
+
+
+def load_retrieval(cfg_or_run: RunConfig | Path | str, qid: str) -> RetrievalRecord:
+    """The 05 record of ``qid`` (:class:`rag.records.RetrievalRecord`); errors name the file and stage."""
+    path = run_dir_of(cfg_or_run) / STAGE / record_file(qid)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: run stage 05_retrieve for question {qid} first")
+    try:
+        return RetrievalRecord.model_validate(read_json(path))
+    except ValidationError as e:
+        raise ValueError(f"{path}: not a valid 05_retrieve record ({e.error_count()} problem(s): "
+                         f"{e.errors()[0]['loc']}: {e.errors()[0]['msg']})") from None
+
+
+def load_retrievals(cfg_or_run: RunConfig | Path | str, qids: Sequence[str] | None = None) -> dict[str, RetrievalRecord]:
+    """``{qid: record}`` of the 05 records present (for ``qids``, or every record, sorted by qid)."""
+    d = run_dir_of(cfg_or_run) / STAGE
+    if qids is None:
+        if not d.is_dir():
+            raise FileNotFoundError(f"{d} does not exist: run stage 05_retrieve first")
+        qids = sorted(p.stem for p in d.glob("*.json") if p.name != "manifest.json")
+    return {q: load_retrieval(cfg_or_run, q) for q in qids if (d / record_file(q)).exists()}
+
+
+def load_records(cfg: RunConfig, ds: Dataset) -> dict[str, RetrievalRecord]:
+    """``{qid: record}`` of the 05 records present for ``ds``'s questions."""
+    return load_retrievals(cfg, [q.qid for q in ds.questions])

@@ -316,31 +316,35 @@ def test_comparative_from_retrieval_record_picks_in_code(make_cfg):
     assert sub["answers"][0]["value"] == "Beta Ltd" and sub["answers"][0]["kind"] == "comparative"
 
 
-def test_comparative_live_split_excludes_na_and_currency(make_cfg, monkeypatch):
+def test_comparative_excludes_na_and_currency(make_cfg):
     cfg = make_cfg()
     ds = make_ds([(CMP_Q.replace("highest", "lowest"), "comparative")], currency={B: "EUR"})
-    write_retrieval(cfg, "q000", [], sha1s=[A, B])
-    calls = []
-    route = types.ModuleType("rag.route")
-    route.split_comparative = lambda text, kind, reports: {A: "Total assets (in USD) of Acme Corp?",
-                                                           B: "Total assets (in USD) of Beta Ltd?"}
-    retrieve = types.ModuleType("rag.retrieve")
-
-    def retrieve_pages(cfg_, text, sha1):
-        calls.append(sha1)
-        name = "Acme" if sha1 == A else "Beta"
-        return [page(sha1, 2, f"{name} total assets 500", 1.0)]
-
-    retrieve.retrieve_pages = retrieve_pages
-    monkeypatch.setitem(sys.modules, "rag.route", route)
-    monkeypatch.setitem(sys.modules, "rag.retrieve", retrieve)
+    pages = [page(A, 2, "Acme total assets 500", 1.0), page(B, 2, "Beta total assets 400", 1.0)]
+    write_retrieval(cfg, "q000", pages, sub_questions={A: "Total assets (in USD) of Acme Corp?",
+                                                       B: "Total assets (in USD) of Beta Ltd?"})
     llm = _cmp_llm({"Acme": "500", "Beta": "400"})
     run_answer(cfg, ds, progress=False, llm=llm, counter=COUNT)
     d = read_json(cfg.run_dir / "06_answer" / "debug" / "q000.json")
-    assert calls == [A, B]
     # Beta's figure is in EUR (report currency): N/A, excluded, so the lowest is Acme at 500
     assert [s["value"] for s in d["sub_answers"]] == [500, "N/A"] and d["value"] == "Acme Corp"
     assert d["references"] == [{"sha1": A, "page": 2}]
+
+
+def test_comparative_without_sub_questions_says_rerun_05_and_never_searches(make_cfg, monkeypatch):
+    """06 stays in its lane: a 05 record without sub-questions is an error naming 05, not a live search."""
+    import rag.retrieve
+
+    cfg = make_cfg()
+    ds = make_ds([(CMP_Q, "comparative")])
+    write_retrieval(cfg, "q000", [], sha1s=[A, B])
+    searched = []
+    monkeypatch.setattr(rag.retrieve, "retrieve_pages", lambda *a, **k: searched.append(a) or [])
+    df = run_answer(cfg, ds, progress=False, llm=_cmp_llm({"Acme": "1", "Beta": "2"}), counter=COUNT)
+    assert searched == []
+    row = df.set_index("qid").loc["q000"]
+    assert row["status"] == "failed" and row["value"] == "N/A" and "re-run stage 05_retrieve" in row["na_reason"]
+    man = read_json(cfg.run_dir / "06_answer" / "manifest.json")
+    assert man["counts"]["failed"] == 1 and "re-run stage 05_retrieve" in man["failures"]["q000"]
 
 
 def test_comparative_prompt_when_direction_unclear(make_cfg):

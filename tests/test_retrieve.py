@@ -13,7 +13,7 @@ import pytest
 from rag.dataset import Dataset, Gold, PageRef, Question, Report
 from rag.metrics import question_metrics, summarize, per_question, rank_lists
 from rag.models.base import FakeLLM, HashEmbedder, ModelUnavailable
-from rag.records import Chunk, CleanPage, CleanReport
+from rag.records import Chunk, CleanPage, CleanReport, RetrievalRecord
 from rag.query import search_text
 from rag.rerank import RerankError, rerank
 from rag.retrieve import CandidatePage, lift_to_pages, retrieve_pages, rrf, run_retrieve, search_chunks
@@ -214,8 +214,9 @@ def test_metrics_by_hand():
 
 
 def test_rank_lists_orders():
-    rec = {"candidates": {SHA: [{"page": 5, "scores": {"final": 0.9, "retrieval": 0.2}},
-                                {"page": 6, "scores": {"final": 0.5, "retrieval": 1.0}}]}}
+    rec = RetrievalRecord(qid="q0", question="?", kind="number", candidates={SHA: [
+        CandidatePage(sha1=SHA, page=5, text="", scores={"final": 0.9, "retrieval": 0.2}),
+        CandidatePage(sha1=SHA, page=6, text="", scores={"final": 0.5, "retrieval": 1.0})]})
     assert rank_lists(rec) == {SHA: [5, 6]} and rank_lists(rec, "retrieval") == {SHA: [6, 5]}
 
 
@@ -263,8 +264,9 @@ def test_run_retrieve_with_fakes(make_cfg, tmp_path, monkeypatch):
     n_calls = len(llm.calls)
     again = run_retrieve(cfg, ds, progress=False)  # everything current: skipped, no LLM calls
     assert again.skipped.all() and len(llm.calls) == n_calls
-    pq = per_question({q: json.loads((cfg.run_dir / "05_retrieve" / f"{q}.json").read_text())
-                       for q in ("q000", "q001", "q002")}, ds)
+    from rag.retrieve import load_retrieval
+
+    pq = per_question({q: load_retrieval(cfg, q) for q in ("q000", "q001", "q002")}, ds)
     assert list(pq.qid) == ["q000", "q002"]  # q001 has no gold pools
     table = summarize(pq)
     assert table.iloc[0]["group"] == "all" and table.iloc[0]["n"] == 2 and table.iloc[0]["hit@10"] == 1.0
@@ -303,10 +305,10 @@ def test_real_retrieval_on_demo(demo_dir, make_cfg):
         llm = get_llm(llm_cfg)
     except ModelUnavailable as e:
         pytest.skip(f"local LLM unavailable: {e}")
-    rec = next(r for r in load_records(cfg, ds).values() if r["candidates"])
-    sha1, cands = next(iter(rec["candidates"].items()))
+    rec = next(r for r in load_records(cfg, ds).values() if r.candidates)
+    sha1, cands = next(iter(rec.candidates.items()))
     try:
-        pages, usage = rerank(llm_cfg, rec["question"], [CandidatePage(**c) for c in cands], llm=llm)
+        pages, usage = rerank(llm_cfg, rec.question, list(cands), llm=llm)
     finally:
         shutdown_all()
     assert usage.requests >= 1 and all(0.0 <= p.scores["llm"] <= 1.0 for p in pages[:3] if p.scores["llm"] is not None)

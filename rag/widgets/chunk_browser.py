@@ -11,7 +11,7 @@ from pathlib import Path
 
 import ipywidgets as w
 
-from ..chunk import STAGE, load_chunks
+from ..chunk import STAGE, chunked_sizes, load_chunks
 from ..config import RunConfig
 from ..records import Chunk
 
@@ -20,14 +20,8 @@ KINDS = (ALL, "text", "table", "serialized_table")
 
 
 def _reports(cfg: RunConfig) -> dict[str, list[int]]:
-    """sha1 -> sizes found in 03_chunk (file names ``<sha1>.s<size>.jsonl``)."""
-    out: dict[str, list[int]] = {}
-    d = cfg.run_dir / STAGE
-    for p in sorted(d.glob("*.s*.jsonl")) if d.exists() else []:
-        sha1, _, size = p.name[: -len(".jsonl")].rpartition(".s")
-        if size.isdigit():
-            out.setdefault(sha1, []).append(int(size))
-    return {k: sorted(v) for k, v in out.items()}
+    """sha1 -> sizes chunked in this run (read through the owner, ``rag.chunk.chunked_sizes``)."""
+    return chunked_sizes(cfg)
 
 
 def _companies(cfg: RunConfig) -> dict[str, str]:
