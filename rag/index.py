@@ -294,21 +294,3 @@ def load_index_info(cfg: RunConfig, sha1: str, size: int) -> IndexInfo:
     if not (d / meta_name).exists():
         raise FileNotFoundError(f"{d / meta_name} is missing: run stage 04_index with chunk size {size}")
     return IndexInfo.model_validate(read_json(d / meta_name))
-
-
-def rrf_scores(rankings: Sequence[Sequence[int]], k: int) -> dict[int, float]:
-    """Reciprocal rank fusion of ranked id lists: ``{id: sum over lists of 1 / (k + rank)}`` with 1-based
-    ranks, ids in order of first appearance. The one implementation (``rrf`` and ``rag.retrieve`` use it)."""
-    scores: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, idx in enumerate(ranking, 1):
-            scores[idx] = scores.get(idx, 0.0) + 1.0 / (k + rank)
-    return scores
-
-
-def rrf(rankings: Sequence[Sequence[tuple[int, float]]], k: int) -> list[tuple[int, float]]:
-    """Reciprocal rank fusion of ``ReportIndex.dense``/``.bm25`` results (``[(chunk_idx, score)]``): the
-    :func:`rrf_scores` of their chunk ids as ``[(chunk_idx, fused score)]``, best first."""
-    scores = rrf_scores([[idx for idx, _ in ranking] for ranking in rankings], k)
-    return sorted(scores.items(), key=lambda kv: -kv[1])
-

@@ -1,9 +1,7 @@
 """Search queries of stage 05: the question as search text, its optional LLM and lexicon expansions.
 
 Contract:
-- ``search_text(question_text, company="") -> str``: answer-format boilerplate of ERC questions ("If
-  data is not available, return 'N/A'", "according to the annual report"…) and the company's name
-  removed; never empty (the question itself when nothing is left).
+- ``search_text``: the question cleanup, from the neutral :mod:`rag.core.questions` (06 uses it too).
 - ``expand_query(cfg, question_text, llm=None) -> (QueryExpansion, Usage)``: at most
   ``retrieve.expansion_keywords`` keywords and ``retrieve.expansion_paraphrases`` paraphrases from
   ``rag.models.get_llm(cfg)``, cached per question and llm+retrieve config until ``clear_expansions()``
@@ -28,30 +26,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from .config import PROJECT_ROOT, RunConfig
+from .core.questions import search_text  # noqa: F401 - re-exported: rag.query.search_text
 from .models.base import Usage
-
-# Answer-format boilerplate of ERC questions: it says how to answer, not what to look for.
-_BOILERPLATE = [re.compile(p, re.I) for p in (
-    r"\bif (?:data|there|the company|no )[^?!]*?(?:[.?!](?=\s|$)|$)",
-    r"\(within the last period or at the end of the last period\)",
-    r"\b(?:according to|listed in|mentioned in|in) (?:the|its|their) annual reports?\b",
-    r"\b(?:according to|listed in|in) annual reports?\b",
-    r"\bat the end of the period(?: listed)?\b",
-    r"\bwithin the last period\b",
-)]
-
-
-def search_text(question_text: str, company: str = "") -> str:
-    """The question as a search query: boilerplate and the company's name removed (see config)."""
-    t = question_text
-    for rx in _BOILERPLATE:
-        t = rx.sub(" ", t)
-    if company:
-        for v in sorted({company, re.sub(r"^the\s+", "", company, flags=re.I)}, key=len, reverse=True):
-            t = re.sub(r"(?<!\w)" + r"\s*".join(map(re.escape, v.split())) + r"(?:'s)?(?!\w)", " ", t, flags=re.I)
-    t = re.sub(r"\s+([,.?!])", r"\1", re.sub(r"\s+", " ", t)).strip(" ,")
-    return t or question_text
-
 
 # ---- query expansion -----------------------------------------------------------------------------
 class QueryExpansion(BaseModel):

@@ -38,8 +38,6 @@ from .core import deps
 from .core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
 from .core.usage import ItemUsage
 from .dataset import Dataset, Question
-# Fusion over chunk-id rankings ({id: score}); rag.index.rrf is the same over (id, score) lists.
-from .index import rrf_scores as rrf
 from .models.base import Usage
 from .query import build_search, clear_expansions, lexicon_hash
 # CandidatePage, RetrievalRecord: the 05 records (rag.records); re-exported, tests import them from here.
@@ -83,6 +81,16 @@ def page_texts(cfg: RunConfig, sha1: str) -> dict[int, str]:
 
 
 # ---- chunk search, fusion, page lifting -----------------------------------------------------
+def rrf(rankings: Sequence[Sequence[int]], k: int) -> dict[int, float]:
+    """Reciprocal rank fusion of ranked id lists (best first): ``{id: sum over lists of 1 / (k + rank)}``
+    with 1-based ranks, ids in order of first appearance. The one implementation in the project."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, idx in enumerate(ranking, 1):
+            scores[idx] = scores.get(idx, 0.0) + 1.0 / (k + rank)
+    return scores
+
+
 def search_chunks(cfg: RunConfig, index, queries: Sequence[str], bm25_query: str,
                   embed: Callable[[str], np.ndarray]) -> dict[str, dict[int, float]]:
     """Per-chunk scores by method: ``{"dense": {idx: cos}, "bm25": {...}, "fused": {...}, "chunk": {...}}``.
