@@ -27,7 +27,6 @@ Contract:
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
 from typing import Any
 

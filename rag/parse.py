@@ -22,7 +22,6 @@ import os
 import resource
 import time
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 

@@ -20,7 +20,6 @@ Contract:
 """
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections import defaultdict

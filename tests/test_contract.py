@@ -10,7 +10,6 @@ import textwrap
 
 import pytest
 
-from rag.config import load_config
 
 # Switches that change whether a stage calls the chat model, and the truth table of that model use:
 # the test's own oracle (not rag.core.deps), so it judges any implementation of the sharing.
