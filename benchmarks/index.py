@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rag.artifacts import read_manifest  # noqa: E402
-from rag.config import load_config  # noqa: E402
-from rag.dataset import load_dataset  # noqa: E402
+from rag.core.artifacts import read_manifest  # noqa: E402
+from rag.core.config import load_config  # noqa: E402
+from rag.core.dataset import load_dataset  # noqa: E402
 from rag.pipeline import parse_set  # noqa: E402
 
 

@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pandas as pd  # noqa: E402
 
-from rag.config import load_config  # noqa: E402
-from rag.dataset import load_dataset  # noqa: E402
+from rag.core.config import load_config  # noqa: E402
+from rag.core.dataset import load_dataset  # noqa: E402
 from rag.metrics import metrics_from_records  # noqa: E402
 from rag.retrieve import retrieve_question, run_retrieve  # noqa: E402
 

@@ -45,10 +45,10 @@ from typing import Any, Callable, Mapping, Sequence
 import pandas as pd
 
 from .ablate_grid import expand_grid, parse_axis, slug, variant_overrides
-from .artifacts import STAGES, hash_key, write_bytes_atomic, write_json_atomic, write_text_atomic
-from .config import RunConfig, load_config
+from .core.artifacts import STAGES, hash_key, write_bytes_atomic, write_json_atomic, write_text_atomic
+from .core.config import RunConfig, load_config
 from .core import deps
-from .dataset import Dataset
+from .core.dataset import Dataset
 
 PIPELINE = deps.PIPELINE
 
@@ -197,7 +197,7 @@ def run_ablation(preset: str, data_dir: str, name: str, grid_specs: Sequence[str
                  stage_fns: Mapping[str, Callable[..., Any]] | None = None, ds: Dataset | None = None,
                  **top: Any) -> pd.DataFrame:
     """Run every variant (sharing unchanged stages), write the table + plot; return the table."""
-    from .dataset import load_dataset
+    from .core.dataset import load_dataset
     from .plots import ablation_png
 
     axes = [parse_axis(s) for s in grid_specs]

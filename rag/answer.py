@@ -26,20 +26,21 @@ from typing import Any
 import pandas as pd
 
 from . import numbers as nums
-from .artifacts import Stage, hash_key, read_json, run_dir_of
+from .core.artifacts import hash_key, read_json, run_dir_of
+from .core.stage import Stage
 # comparison_direction, CtxPage, finalize_references: re-exported, tests import them from rag.answer.
 from .comparative import answer_comparative, comparison_direction  # noqa: F401
-from .config import RunConfig
+from .core.config import RunConfig
 from .context import Counter, CtxPage, candidates_by_report, merged_pages, page_row, report_or_none  # noqa: F401
 from .core import deps
 from .core.loop import Item, Json, LocalExecutor, Result, failures, outcome_counts, run_items, upstream_block
 from .core.usage import COST_DIGITS as USAGE_COST_DIGITS
 from .core.usage import ItemUsage
-from .dataset import Dataset, Question
+from .core.dataset import Dataset, Question
 from .fuse import answer_pages, prompts_dir
 from .interpret import finalize_references, is_answer
 from .prompts import NA, prompt_version
-from .records import AnswerRecord, RetrievalRecord
+from .core.records import AnswerRecord, RetrievalRecord
 from .submission import build_submission, write_submission
 
 CODE_VERSION = "06-answer-3"
@@ -196,7 +197,7 @@ def submission_path(cfg_or_run: RunConfig | Path | str) -> Path:
 
 
 def load_answer(cfg_or_run: RunConfig | Path | str, qid: str) -> AnswerRecord:
-    """The 06 debug record of ``qid`` (:class:`rag.records.AnswerRecord`); FileNotFoundError naming 06."""
+    """The 06 debug record of ``qid`` (:class:`rag.core.records.AnswerRecord`); FileNotFoundError naming 06."""
     path = run_dir_of(cfg_or_run) / STAGE / debug_file(qid)
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: run stage 06_answer for question {qid} first")

@@ -1,4 +1,4 @@
-"""Stage 03: clean reports -> ``outputs/<run>/03_chunk/<sha1>.s<size>.jsonl`` (:class:`rag.records.Chunk` rows).
+"""Stage 03: clean reports -> ``outputs/<run>/03_chunk/<sha1>.s<size>.jsonl`` (:class:`rag.core.records.Chunk` rows).
 
 Contract:
 - ``run_chunk(cfg, ds, progress=True) -> DataFrame``: one row per (report, size): sha1, company, size,
@@ -26,13 +26,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .artifacts import ItemState, Stage, hash_key, read_jsonl, stage_dir
-from .artifacts import item_state as _item_state
+from .core.artifacts import hash_key, read_jsonl, stage_dir
+
+from .core.stage import ItemState, Stage
+from .core.stage import item_state as _item_state
 from .chunk_split import Counter, atoms, pack, split_page, table_pieces
-from .config import RunConfig
+from .core.config import RunConfig
 from .core import deps
 from .core.loop import Item, Jsonl, Result, failures, outcome_counts, run_items, upstream_block
-from .records import Chunk, CleanReport
+from .core.records import Chunk, CleanReport
 
 CODE_VERSION = "chunk-1"
 STAGE = "03_chunk"

@@ -1,4 +1,4 @@
-"""Stage 02: parsed reports -> ``outputs/<run>/02_clean/<sha1>.json`` (:class:`rag.records.CleanReport`).
+"""Stage 02: parsed reports -> ``outputs/<run>/02_clean/<sha1>.json`` (:class:`rag.core.records.CleanReport`).
 
 Contract:
 - ``run_clean(cfg, ds, progress=True) -> DataFrame``: one row per report (columns ``COLUMNS``): pages,
@@ -33,18 +33,19 @@ from typing import Any
 import pandas as pd
 
 from . import units
-from .artifacts import ItemState, Stage, hash_key, read_json, stage_dir
-from .artifacts import item_state as _item_state
+from .core.artifacts import hash_key, read_json, stage_dir
+from .core.stage import ItemState, Stage
+from .core.stage import item_state as _item_state
 from .clean_tables import clean_table, serialize_tables
 # The text helpers stay importable as ``rag.clean.<name>`` (tests and benchmarks use them so).
 from .clean_text import (build_vocab, clean_text, drop_indices, edge_indices, edge_key, fix_broken_words,  # noqa: F401
                          garbled_ratio, is_page_number, normalize_glyphs, normalize_whitespace, repeated_edge_keys)
-from .config import RunConfig
+from .core.config import RunConfig
 from .core import deps
 from .core.loop import Item, Json, Result, failures, run_items, upstream_block
 from .core.usage import ItemUsage
 from .parse import load_parsed  # noqa: F401 - also re-exported for benchmarks
-from .records import CleanPage, CleanReport, CleanTable, ParsedPage, ParsedReport, ParsedTable
+from .core.records import CleanPage, CleanReport, CleanTable, ParsedPage, ParsedReport, ParsedTable
 
 # Bump when the clean output changes for the same input and config (invalidates every report).
 CODE_VERSION = "clean-1"

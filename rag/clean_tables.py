@@ -1,4 +1,4 @@
-"""Tables of stage 02: a parsed table -> :class:`rag.records.CleanTable` (title + unit line + grid),
+"""Tables of stage 02: a parsed table -> :class:`rag.core.records.CleanTable` (title + unit line + grid),
 and the optional LLM serialization of clean tables into standalone sentences.
 
 Contract:
@@ -22,9 +22,9 @@ from pydantic import BaseModel
 
 from . import units
 from .clean_text import clean_text, edge_key, normalize_whitespace
-from .config import RunConfig
+from .core.config import RunConfig
 from .table_render import to_markdown
-from .records import CleanReport, CleanTable, ParsedTable
+from .core.records import CleanReport, CleanTable, ParsedTable
 
 # ---- title and unit -------------------------------------------------------------------------------
 # Words of a unit statement that say nothing about the table ("All amounts are expressed in …").

@@ -15,13 +15,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .config import RunConfig
+from .core.config import RunConfig
 from .context import Counter, candidates_by_report, page_row, report_or_none
-from .dataset import Dataset, Question
+from .core.dataset import Dataset, Question
 from .fuse import answer_pages, ask
 from .interpret import finalize_references
 from .prompts import NA
-from .records import RetrievalRecord
+from .core.records import RetrievalRecord
 
 # Words that say which end of a comparison wins (a question with words of both sides goes to the prompt).
 _MAX_WORDS = ("highest", "largest", "greatest", "most", "biggest", "maximum", "higher", "larger", "more")

@@ -2,7 +2,7 @@
 
 Contracts:
 - :class:`CtxPage` (sha1, 1-based page, text, rank 0 = best, score = retrieval/rerank "final").
-- 05 records are :class:`rag.records.RetrievalRecord` s read through their owner
+- 05 records are :class:`rag.core.records.RetrievalRecord` s read through their owner
   (``rag.retrieve.load_retrieval``); ``candidates_by_report`` ranks each report's pages, ``merged_pages``
   merges the routed reports.
 - ``pack_parts(pages, budget, counter, max_pages=0)``: pages in rank order packed into parts of at most ``budget``
@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from .dataset import Dataset, Report
-from .records import CandidatePage, RetrievalRecord
+from .core.dataset import Dataset, Report
+from .core.records import CandidatePage, RetrievalRecord
 
 Counter = Callable[[str], int]
 

@@ -19,9 +19,11 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from .artifacts import Stage, file_sha256, hash_key, read_json
-from .config import RunConfig
-from .dataset import Dataset, Gold, PageRef
+from .core.artifacts import file_sha256, hash_key, read_json
+
+from .core.stage import Stage
+from .core.config import RunConfig
+from .core.dataset import Dataset, Gold, PageRef
 # score_answer, score_references: re-exported, tests import them from rag.evaluate.
 from .scoring import score_answer, score_references, score_submission, summarize  # noqa: F401
 
@@ -209,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m rag.evaluate --data DIR --submission FILE [--gold answers|labels|both]``: print the score."""
     import argparse
 
-    from .dataset import load_dataset
+    from .core.dataset import load_dataset
 
     ap = argparse.ArgumentParser(prog="python -m rag.evaluate", description=main.__doc__)
     ap.add_argument("--data", required=True)

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .config import PROJECT_ROOT, RunConfig
+from .core.config import PROJECT_ROOT, RunConfig
 from .context import Counter, CtxPage, pack_parts
 from .interpret import is_answer, map_pages, pages_holding, part_value
 from .prompts import NA, SCHEMAS, build_messages, format_context, prompt_version

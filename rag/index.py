@@ -33,14 +33,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .artifacts import ItemState, Stage, file_sha256, hash_key, read_json, stage_dir
-from .artifacts import item_state as _item_state
+from .core.artifacts import file_sha256, hash_key, read_json, stage_dir
+
+from .core.stage import ItemState, Stage
+from .core.stage import item_state as _item_state
 from .chunk import STAGE as CHUNK_STAGE, chunk_file, load_chunks
-from .config import RunConfig
+from .core.config import RunConfig
 from .core import deps
 from .core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
 from .core.usage import ItemUsage
-from .records import Chunk, IndexInfo
+from .core.records import Chunk, IndexInfo
 
 CODE_VERSION = "index-1"
 STAGE = "04_index"

@@ -18,7 +18,7 @@ from typing import Any
 
 from . import metric
 from . import numbers as nums
-from .config import RunConfig
+from .core.config import RunConfig
 from .context import CtxPage
 from .prompts import NA
 

@@ -20,9 +20,9 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from .config import RunConfig
-from .dataset import Dataset, PageRef
-from .records import RetrievalRecord
+from .core.config import RunConfig
+from .core.dataset import Dataset, PageRef
+from .core.records import RetrievalRecord
 
 HIT_KS = (1, 5, 10)
 CUTOFF = 10  # the "@10" of recall and nDCG

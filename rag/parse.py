@@ -1,4 +1,4 @@
-"""Stage 01: PDF reports -> ``outputs/<run>/01_parse/<sha1>.json`` (:class:`rag.records.ParsedReport`).
+"""Stage 01: PDF reports -> ``outputs/<run>/01_parse/<sha1>.json`` (:class:`rag.core.records.ParsedReport`).
 
 Contract:
 - ``run_parse(cfg, ds, progress=True) -> DataFrame`` with one row per report: sha1, company, pages,
@@ -25,14 +25,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from .artifacts import ItemState, Stage, hash_key, read_json
-from .artifacts import item_state as _item_state
-from .config import ParseConfig, RunConfig
+from .core.artifacts import hash_key, read_json
+
+from .core.stage import ItemState, Stage
+from .core.stage import item_state as _item_state
+from .core.config import ParseConfig, RunConfig
 from .core import deps
 from .core.loop import Item, ItemError, Json, LocalExecutor, Result, failures, outcome_counts, run_items
 # page_metrics, standard_pages: re-exported, tests use them as rag.parse.<name>.
 from .parse_docling import WINDOWS, ParseError, page_metrics, standard_pages  # noqa: F401
-from .records import PageMetrics, ParsedPage, ParsedReport
+from .core.records import PageMetrics, ParsedPage, ParsedReport
 
 # Bump when the parse output changes for the same PDF and config (invalidates every report).
 CODE_VERSION = "parse-3"

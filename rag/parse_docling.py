@@ -1,4 +1,4 @@
-"""Docling conversion of stage 01: one window of a PDF's pages -> :class:`rag.records.ParsedPage` list.
+"""Docling conversion of stage 01: one window of a PDF's pages -> :class:`rag.core.records.ParsedPage` list.
 
 Contract:
 - ``WINDOWS[pipeline](pdf, first, last, pcfg) -> list[ParsedPage]`` for the 1-based pages ``first..last``:
@@ -19,8 +19,8 @@ from typing import Any
 
 from . import tables as tb
 from .table_render import to_html, to_markdown
-from .config import ParseConfig
-from .records import PageMetrics, ParsedPage, ParsedTable, TextBlock
+from .core.config import ParseConfig
+from .core.records import PageMetrics, ParsedPage, ParsedTable, TextBlock
 
 # Glyph artefacts of PDFs whose fonts lack a text mapping.
 _GARBLE = re.compile(r"/glyph<[^>]*>|\(cid:\d+\)|GLYPH<[^>]*>|/uni[0-9A-Fa-f]{4}|\ufffd|[\ue000-\uf8ff]")

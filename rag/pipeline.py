@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .config import PROJECT_ROOT, RunConfig, load_config
-from .dataset import Dataset, load_dataset
+from .core.config import PROJECT_ROOT, RunConfig, load_config
+from .core.dataset import Dataset, load_dataset
 
 NOTEBOOKS = ("01_parse", "02_clean", "03_chunk", "04_index", "05_retrieve", "06_answer", "07_evaluate", "08_label")
 DEMO_DIR = "data/demo"

@@ -1,6 +1,6 @@
 """Plots for stage 07 and ablations (matplotlib, Agg backend, no display needed).
 
-Every ``*_png`` function returns the PNG as bytes; the caller writes it through ``rag.artifacts``
+Every ``*_png`` function returns the PNG as bytes; the caller writes it through ``rag.core.artifacts``
 (``Stage.write_bytes``) so files land atomically. Tables read here:
 
 - stage costs: each stage's ``manifest.json`` ``seconds`` (wall time of its LAST run: a re-run that
@@ -25,8 +25,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .artifacts import STAGES  # noqa: E402
-from .config import RunConfig  # noqa: E402
+from .core.artifacts import STAGES  # noqa: E402
+from .core.config import RunConfig  # noqa: E402
 
 FIG_SIZE = (7.0, 4.0)  # inches
 DPI = 100

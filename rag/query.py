@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .config import PROJECT_ROOT, RunConfig
+from .core.config import PROJECT_ROOT, RunConfig
 from .core.questions import search_text  # noqa: F401 - re-exported: rag.query.search_text
 from .models.base import Usage
 

@@ -23,7 +23,7 @@ from typing import Sequence
 import numpy as np
 from pydantic import BaseModel, Field
 
-from .config import RunConfig
+from .core.config import RunConfig
 from .models.base import ModelUnavailable, StructuredOutputError, Usage
 
 SYSTEM = ("You rate annual-report pages for a question. For every page give a 'reason' of at most {words} "

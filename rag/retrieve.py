@@ -30,17 +30,19 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from .artifacts import ItemState, Stage, hash_key, read_json, run_dir_of
-from .artifacts import item_state as _item_state
-from .config import RunConfig
+from .core.artifacts import hash_key, read_json, run_dir_of
+
+from .core.stage import ItemState, Stage
+from .core.stage import item_state as _item_state
+from .core.config import RunConfig
 from .core import deps
 from .core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
 from .core.usage import ItemUsage
-from .dataset import Dataset, Question
+from .core.dataset import Dataset, Question
 from .models.base import Usage
 from .query import build_search, clear_expansions, lexicon_hash
-# CandidatePage, RetrievalRecord: the 05 records (rag.records); re-exported, tests import them from here.
-from .records import SCORE_KEYS, CandidatePage, RetrievalRecord, RoutedReport  # noqa: F401
+# CandidatePage, RetrievalRecord: the 05 records (rag.core.records); re-exported, tests import them from here.
+from .core.records import SCORE_KEYS, CandidatePage, RetrievalRecord, RoutedReport  # noqa: F401
 from .route import route, split_comparative
 
 CODE_VERSION = "retrieve-1"
@@ -293,7 +295,7 @@ def item_state(cfg_or_run: RunConfig | Path | str, qid: str) -> ItemState:
 
 
 def load_retrieval(cfg_or_run: RunConfig | Path | str, qid: str) -> RetrievalRecord:
-    """The 05 record of ``qid`` (:class:`rag.records.RetrievalRecord`); errors name the file and stage."""
+    """The 05 record of ``qid`` (:class:`rag.core.records.RetrievalRecord`); errors name the file and stage."""
     path = run_dir_of(cfg_or_run) / STAGE / record_file(qid)
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: run stage 05_retrieve for question {qid} first")

@@ -3,7 +3,7 @@
 Contract:
 - ``route(question_text, reports) -> list[sha1]``: the reports whose company the question names, in
   the order the names appear in the question. ``reports`` is a sequence of objects with ``.sha1`` and
-  ``.company`` (``rag.dataset.Report``) or a mapping ``{sha1: company}``. No known company -> ``[]``
+  ``.company`` (``rag.core.dataset.Report``) or a mapping ``{sha1: company}``. No known company -> ``[]``
   (the caller answers N/A), never an exception.
 - ``split_comparative(question_text, kind, reports) -> {sha1: sub_question}``: for a comparative
   question one rule-based sub-question per routed company ("What was the <metric> of <company> <tail>?");

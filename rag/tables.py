@@ -13,7 +13,7 @@ lines but no table objects. The recipe:
 5. header: a text row directly above the run whose segments fall into the columns joins as the
    first row; ``header_rows`` is 1 when the first row carries no amount in its label column.
 
-Coordinates: PDF points, origin top-left, y grows downwards (as ``rag.records``).
+Coordinates: PDF points, origin top-left, y grows downwards (as ``rag.core.records``).
 """
 from __future__ import annotations
 

@@ -10,8 +10,9 @@ import pytest
 
 from rag import numbers as nums
 from rag.answer import comparison_direction, run_answer
-from rag.artifacts import Stage, read_json, read_jsonl
-from rag.dataset import Dataset, Question, Report
+from rag.core.artifacts import read_json, read_jsonl
+from rag.core.stage import Stage
+from rag.core.dataset import Dataset, Question, Report
 from rag.models.base import FakeLLM, StructuredOutputError
 from rag.prompts import (PROMPTS_DIR, SCHEMAS, BooleanAnswer, NameAnswer, NamesAnswer, NumberAnswer,
                          build_messages, prompt_version)
@@ -376,7 +377,7 @@ def test_missing_retrieval_is_a_clear_error(make_cfg):
 def test_answer_real_small_model_on_demo(demo_dir, make_cfg):
     """Stages 01-05 for real on the demo corpus (no LLM reranking), then 06 with the 0.5B model on one
     number question; checks the export and the debug record, not the model's accuracy."""
-    from rag.dataset import load_dataset
+    from rag.core.dataset import load_dataset
     from rag.models import ModelUnavailable, get_llm
 
     stages = [pytest.importorskip(f"rag.{m}") for m in ("parse", "clean", "chunk", "index", "retrieve")]

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from rag.artifacts import read_json, read_jsonl, write_json_atomic
+from rag.core.artifacts import read_json, read_jsonl, write_json_atomic
 from rag.chunk import atoms, chunk_report, pack, run_chunk, split_page, table_pieces, token_counter
-from rag.dataset import Dataset, Report
-from rag.records import Chunk, CleanPage, CleanReport, CleanTable
+from rag.core.dataset import Dataset, Report
+from rag.core.records import Chunk, CleanPage, CleanReport, CleanTable
 
 
 WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from rag import clean, units
-from rag.artifacts import read_json
-from rag.dataset import Dataset, Report
+from rag.core.artifacts import read_json
+from rag.core.dataset import Dataset, Report
 from rag.models.base import FakeLLM
-from rag.records import CleanReport, PageMetrics, ParsedPage, ParsedReport, ParsedTable, TextBlock
+from rag.core.records import CleanReport, PageMetrics, ParsedPage, ParsedReport, ParsedTable, TextBlock
 
 SHA = "a" * 40
 
@@ -312,7 +312,7 @@ def _dataset(tmp_path: Path, sha1s: list[str]) -> Dataset:
 
 
 def _write_parsed(cfg, parsed: ParsedReport) -> Path:
-    from rag.artifacts import write_json_atomic
+    from rag.core.artifacts import write_json_atomic
 
     return write_json_atomic(cfg.run_dir / "01_parse" / f"{parsed.sha1}.json", parsed.model_dump(mode="json"))
 
@@ -379,7 +379,7 @@ def test_serialize_tables_with_fake_llm(tmp_path, make_cfg, monkeypatch):
 # ---- real parse -> clean on the demo corpus ---------------------------------------------------------------------------
 def test_run_clean_on_parsed_demo_corpus(demo_dir, make_cfg):
     from rag.clean import load_clean
-    from rag.dataset import load_dataset
+    from rag.core.dataset import load_dataset
     from rag.parse import run_parse
 
     ds = load_dataset(demo_dir)

@@ -53,7 +53,7 @@ def test_ablation_over_llm_reruns_every_stage_that_calls_the_model(tmp_path, swi
 def test_currency_keys_change_with_the_model_exactly_where_it_is_called(make_cfg, switches):
     """The stages' item keys read the same declarations: another llm changes a stage's key iff it calls it."""
     from rag.core import deps
-    from rag.dataset import Question
+    from rag.core.dataset import Question
     from rag.retrieve import question_key
 
     a = make_cfg(overrides={**switches, "llm.model": "model-a"})
@@ -70,8 +70,8 @@ def test_currency_keys_change_with_the_model_exactly_where_it_is_called(make_cfg
 _LOOP_SCRIPT = textwrap.dedent("""
     import os, signal, sys
     sys.path.insert(0, {root!r})
-    from rag.config import load_config
-    from rag.artifacts import Stage
+    from rag.core.config import load_config
+    from rag.core.stage import Stage
     from rag.core.loop import Item, ItemError, Json, Result, run_items
     from rag.core.usage import ItemUsage
 
@@ -126,7 +126,7 @@ def test_a_failed_report_is_carried_through_every_stage_and_its_questions_are_na
     from rag.answer import run_answer
     from rag.chunk import run_chunk
     from rag.clean import run_clean
-    from rag.dataset import load_dataset
+    from rag.core.dataset import load_dataset
     from rag.index import run_index
     from rag.models.base import FakeLLM, HashEmbedder
     from rag.parse import run_parse
@@ -166,7 +166,7 @@ def test_a_failed_report_is_carried_through_every_stage_and_its_questions_are_na
 
 def test_a_failed_reparse_removes_the_old_output_so_nothing_downstream_reuses_it(tmp_path, make_cfg):
     from rag.clean import run_clean
-    from rag.dataset import load_dataset
+    from rag.core.dataset import load_dataset
     from rag.parse import run_parse
     from test_parse import _dataset, make_report_pdf
 

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 import rag.index as rix
-from rag.artifacts import write_json_atomic
+from rag.core.artifacts import write_json_atomic
 from rag.chunk import run_chunk
-from rag.dataset import Dataset, Report
+from rag.core.dataset import Dataset, Report
 from rag.index import IndexMismatch, bm25_tokens, embed_query, load_report_index, run_index
 from rag.retrieve import rrf
 from rag.models.base import HashEmbedder
-from rag.records import CleanPage, CleanReport
+from rag.core.records import CleanPage, CleanReport
 
 
 class CountingEmbedder(HashEmbedder):
@@ -155,7 +155,7 @@ def test_real_chain_on_demo_corpus(demo_dir, make_cfg):
     retrieval among the top 5 chunks (first for at least 3 in 4)."""
     pytest.importorskip("rag.clean", reason="stage 02_clean not written yet")
     from rag.clean import run_clean
-    from rag.dataset import load_dataset
+    from rag.core.dataset import load_dataset
     from rag.parse import run_parse
 
     ds = load_dataset(demo_dir)

@@ -91,7 +91,7 @@ def test_bad_lexicon_file_names_the_file_and_problem(make_cfg, tmp_path, content
 
 
 def test_editing_the_lexicon_changes_the_stage_key(make_cfg, tmp_path):
-    from rag.dataset import Question
+    from rag.core.dataset import Question
     from rag.retrieve import question_key
 
     path = tmp_path / "lex.toml"

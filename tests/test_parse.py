@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from rag import parse, table_render, tables
-from rag.artifacts import read_json
-from rag.dataset import load_dataset
-from rag.records import ParsedReport
+from rag.core.artifacts import read_json
+from rag.core.dataset import load_dataset
+from rag.core.records import ParsedReport
 
 SENTENCE = "The quick brown auditor signed the statements on March 3, 2024."
 TABLE = [  # label, 2023, 2022 — drawn as a borderless financial table on page 3

@@ -10,10 +10,10 @@ import types
 import numpy as np
 import pytest
 
-from rag.dataset import Dataset, Gold, PageRef, Question, Report
+from rag.core.dataset import Dataset, Gold, PageRef, Question, Report
 from rag.metrics import question_metrics, summarize, per_question, rank_lists
 from rag.models.base import FakeLLM, HashEmbedder, ModelUnavailable
-from rag.records import Chunk, CleanPage, CleanReport, RetrievalRecord
+from rag.core.records import Chunk, CleanPage, CleanReport, RetrievalRecord
 from rag.query import search_text
 from rag.rerank import RerankError, rerank
 from rag.retrieve import CandidatePage, lift_to_pages, retrieve_pages, rrf, run_retrieve, search_chunks
@@ -280,7 +280,7 @@ def test_real_retrieval_on_demo(demo_dir, make_cfg):
         pytest.importorskip(mod, reason=f"upstream stage module {mod} has not landed yet")
     from rag.chunk import run_chunk
     from rag.clean import run_clean
-    from rag.dataset import load_dataset
+    from rag.core.dataset import load_dataset
     from rag.index import run_index
     from rag.metrics import retrieval_metrics
     from rag.parse import run_parse

@@ -14,8 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..config import RunConfig
-from ..dataset import Dataset, PageRef, Question
+from ..core.config import RunConfig
+from ..core.dataset import Dataset, PageRef, Question
 from ..labels import append_label, label_state, labels_path, latest_labels
 from .page_viewer import render_page_png
 

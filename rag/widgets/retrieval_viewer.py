@@ -5,7 +5,7 @@
 - ``run``: a RunConfig or run folder (records read through ``rag.retrieve.load_retrievals``; the run's
   05_retrieve folder also works), or a ``{qid: record}`` dict.
 - ``gold``: optional ``{qid: set of (sha1, page)}`` (1-based pages) to mark gold pages with a star;
-  :func:`gold_pages` builds it from a :class:`rag.dataset.Dataset`.
+  :func:`gold_pages` builds it from a :class:`rag.core.dataset.Dataset`.
 
 Prev / Next buttons and a question dropdown pick the question; for each routed report the candidate
 pages are listed best first: page, final / retrieval / llm / dense / bm25 / fused scores, the reranker's

@@ -21,8 +21,8 @@ from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
-PRESETS_DIR = Path(__file__).parent / "presets"
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PRESETS_DIR = Path(__file__).parent.parent / "presets"  # rag/presets
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 class ConfigError(ValueError):
