@@ -97,7 +97,7 @@ def test_units_and_currencies():
     assert nums.scale_from_text("values in millions of EUR").currency == "EUR"
     assert nums.scale_from_text("Revenue grew in the year").factor is None
     assert nums.table_unit_for_value(CASHFLOW, "406,100").factor == 1000
-    # the clean stage's table header line (rag.clean / rag.units), a separator row, and a per-share row
+    # the clean stage's table header line (rag.clean / rag.clean.units), a separator row, and a per-share row
     clean_md = ("# Financial statements\nSome text of 2023.\n\nTable: Consolidated Statements of Income — values in "
                 "millions of EUR, except per share data (as printed: \"(in EUR millions, except per share)\")\n"
                 "| | 2023 | 2022 |\n|---|---|---|\n| Revenue | 1,312.4 | 1,215.0 |\n| EPS | 1.25 | 1.10 |")

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rag import clean, units
+from rag import clean
+from rag.clean import units
 from rag.core.artifacts import read_json
 from rag.core.dataset import Dataset, Report
 from rag.models.base import FakeLLM
@@ -283,7 +284,7 @@ def test_ocr_reads_image_only_pages_within_the_cap(tmp_path, make_cfg):
 
 def test_garbled_page_goes_to_ocr_first(tmp_path, make_cfg, monkeypatch):
     """Planning only (OCR stubbed): garbled pages, most garbled first, before text-less ones."""
-    from rag import ocr
+    from rag.clean import ocr
 
     calls = []
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rag import parse, table_render, tables
+from rag import parse
+from rag.parse import render as table_render, tables
 from rag.core.artifacts import read_json
 from rag.core.dataset import load_dataset
 from rag.core.records import ParsedReport

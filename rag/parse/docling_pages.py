@@ -2,7 +2,7 @@
 
 Contract:
 - ``WINDOWS[pipeline](pdf, first, last, pcfg) -> list[ParsedPage]`` for the 1-based pages ``first..last``:
-  ``native`` = docling's model-free NativePdfPipeline, tables rebuilt from word cells (:mod:`rag.tables`)
+  ``native`` = docling's model-free NativePdfPipeline, tables rebuilt from word cells (:mod:`rag.parse.tables`)
   and text lines grouped into paragraph and heading blocks; ``standard`` = docling's StandardPdfPipeline
   (layout model + TableFormer, OCR off), its DoclingDocument mapped by ``standard_pages``.
 - A docling converter is built once per process and option set.
@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from . import tables as tb
-from .table_render import to_html, to_markdown
-from .core.config import ParseConfig
-from .core.records import PageMetrics, ParsedPage, ParsedTable, TextBlock
+from .render import to_html, to_markdown
+from ..core.config import ParseConfig
+from ..core.records import PageMetrics, ParsedPage, ParsedTable, TextBlock
 
 # Glyph artefacts of PDFs whose fonts lack a text mapping.
 _GARBLE = re.compile(r"/glyph<[^>]*>|\(cid:\d+\)|GLYPH<[^>]*>|/uni[0-9A-Fa-f]{4}|\ufffd|[\ue000-\uf8ff]")

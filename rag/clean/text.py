@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from typing import Iterable
 
-from .core.records import ParsedPage
+from ..core.records import ParsedPage
 
 # ---- glyph artefacts ---------------------------------------------------------------------------------
 # Tokens left by PDFs whose fonts lack a Unicode map (docling: GLYPH<…>, pdfminer: (cid:N)).

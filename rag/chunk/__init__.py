@@ -5,7 +5,7 @@ Contract:
   chunks, text/table/serialized_table counts, max_tokens, over_limit, seconds. One file per size in
   ``cfg.chunk.sizes`` (e.g. 300 and 1000 side by side).
 - ``chunk_report(report, size, cfg, count) -> list[Chunk]`` is the pure function behind it; the
-  splitting it uses (segments, atoms, packing, table pieces) is :mod:`rag.chunk_split`.
+  splitting it uses (segments, atoms, packing, table pieces) is :mod:`rag.chunk.split`.
 - Sizes are cl100k tokens of the chunk's full ``text`` (context header included). Text chunks hold
   at most ``size`` tokens; the next chunk of the same page repeats up to ``cfg.chunk.overlap`` tokens
   of the previous one's tail. Text is split recursively: paragraphs -> lines -> sentences -> words, and
@@ -26,15 +26,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .core.artifacts import hash_key, read_jsonl, stage_dir
+from ..core.artifacts import hash_key, read_jsonl, stage_dir
 
-from .core.stage import ItemState, Stage
-from .core.stage import item_state as _item_state
-from .chunk_split import Counter, atoms, pack, split_page, table_pieces
-from .core.config import RunConfig
-from .core import deps
-from .core.loop import Item, Jsonl, Result, failures, outcome_counts, run_items, upstream_block
-from .core.records import Chunk, CleanReport
+from ..core.stage import ItemState, Stage
+from ..core.stage import item_state as _item_state
+from .split import Counter, atoms, pack, split_page, table_pieces
+from ..core.config import RunConfig
+from ..core import deps
+from ..core.loop import Item, Jsonl, Result, failures, outcome_counts, run_items, upstream_block
+from ..core.records import Chunk, CleanReport
 
 CODE_VERSION = "chunk-1"
 STAGE = "03_chunk"
@@ -45,7 +45,7 @@ COLUMNS = ["sha1", "company", "size", "chunks", "text", "table", "serialized_tab
 # ---- token counting ------------------------------------------------------------------------------
 def token_counter(cfg: RunConfig) -> Counter:
     """cl100k token counter from the model layer (``rag.models.get_encoding``)."""
-    from .models import get_encoding
+    from ..models import get_encoding
 
     enc = get_encoding(cfg)
     return lambda text: len(enc.encode(text, disallowed_special=()))
@@ -133,7 +133,7 @@ def chunked_sizes(cfg: RunConfig) -> dict[str, list[int]]:
 def run_chunk(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
     """Chunk every report of ``ds`` at every size in ``cfg.chunk.sizes`` (skips current items; a report
     that failed upstream is carried as blocked)."""
-    from .clean import STAGE as CLEAN, item_state as clean_state, load_clean
+    from ..clean import STAGE as CLEAN, item_state as clean_state, load_clean
 
     stage = Stage(cfg, STAGE)
     count = token_counter(cfg)

@@ -2,7 +2,7 @@
 
 Contract: ``to_markdown(rows, header_rows=1)`` and ``to_html(rows, header_rows=1)``; the first
 ``header_rows`` rows are the header (Markdown has at most one: an empty header line is written when
-there is none). Used by the native parse path (``rag.parse_docling``) and the cleaner (``rag.clean_tables``).
+there is none). Used by the native parse path (``rag.parse.docling_pages``) and the cleaner (``rag.clean.tables``).
 """
 from __future__ import annotations
 

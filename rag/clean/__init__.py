@@ -14,12 +14,12 @@ Contract:
   unchanged reports are skipped, a killed run resumes with the unfinished ones.
 - Page Markdown (``CleanPage.markdown``) in reading order: headings as ``# `` lines, text blocks as
   paragraphs, list items as ``- `` lines, each table at its ``block_index`` as ``CleanTable.markdown``
-  (first line ``Table: <title> — values in <scale> of <currency>``, see :mod:`rag.units`, then the
+  (first line ``Table: <title> — values in <scale> of <currency>``, see :mod:`rag.clean.units`, then the
   grid rebuilt from the cleaned cells). Parser-labelled page headers/footers are dropped.
-- Text cleanup is pure functions in :mod:`rag.clean_text` (``clean_text``, ``normalize_glyphs``,
+- Text cleanup is pure functions in :mod:`rag.clean.text` (``clean_text``, ``normalize_glyphs``,
   ``fix_broken_words``, ``garbled_ratio``, ``repeated_edge_keys``…) tested on real glyph samples; tables
-  (title, unit line, LLM serialization) are :mod:`rag.clean_tables`. This module assembles the pages.
-- A page is re-read with OCR (:mod:`rag.ocr`) when its garbled ratio (max of the parse metric and
+  (title, unit line, LLM serialization) are :mod:`rag.clean.tables`. This module assembles the pages.
+- A page is re-read with OCR (:mod:`rag.clean.ocr`) when its garbled ratio (max of the parse metric and
   ``garbled_ratio`` of its raw text) exceeds ``cfg.clean.garbled_threshold``, or when it has at most
   ``textless_max_chars`` characters and its image is not blank; most garbled first, then text-less
   pages in page order, at most ``ocr_max_pages`` per report. Pages are 1-based physical pages.
@@ -33,19 +33,19 @@ from typing import Any
 import pandas as pd
 
 from . import units
-from .core.artifacts import hash_key, read_json, stage_dir
-from .core.stage import ItemState, Stage
-from .core.stage import item_state as _item_state
-from .clean_tables import clean_table, serialize_tables
+from ..core.artifacts import hash_key, read_json, stage_dir
+from ..core.stage import ItemState, Stage
+from ..core.stage import item_state as _item_state
+from .tables import clean_table, serialize_tables
 # The text helpers stay importable as ``rag.clean.<name>`` (tests and benchmarks use them so).
-from .clean_text import (build_vocab, clean_text, drop_indices, edge_indices, edge_key, fix_broken_words,  # noqa: F401
+from .text import (build_vocab, clean_text, drop_indices, edge_indices, edge_key, fix_broken_words,  # noqa: F401
                          garbled_ratio, is_page_number, normalize_glyphs, normalize_whitespace, repeated_edge_keys)
-from .core.config import RunConfig
-from .core import deps
-from .core.loop import Item, Json, Result, failures, run_items, upstream_block
-from .core.usage import ItemUsage
-from .parse import load_parsed  # noqa: F401 - also re-exported for benchmarks
-from .core.records import CleanPage, CleanReport, CleanTable, ParsedPage, ParsedReport, ParsedTable
+from ..core.config import RunConfig
+from ..core import deps
+from ..core.loop import Item, Json, Result, failures, run_items, upstream_block
+from ..core.usage import ItemUsage
+from ..parse import load_parsed  # noqa: F401 - also re-exported for benchmarks
+from ..core.records import CleanPage, CleanReport, CleanTable, ParsedPage, ParsedReport, ParsedTable
 
 # Bump when the clean output changes for the same input and config (invalidates every report).
 CODE_VERSION = "clean-1"
@@ -250,7 +250,7 @@ def clear_page_cache() -> None:
 def run_clean(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
     """Clean every report of ``ds`` into ``02_clean/<sha1>.json``; one summary row per report. A report
     that failed in 01 is carried as blocked (its reason in the row and the manifest)."""
-    from . import parse
+    from .. import parse
 
     stage = Stage(cfg, STAGE)
     items = []

@@ -10,9 +10,9 @@ Contract:
   + :data:`CODE_VERSION`: unchanged reports are skipped, a killed run resumes with the unfinished ones.
 - Pipelines: ``standard`` = docling's StandardPdfPipeline (layout model + TableFormer) when its weights
   are found locally (``pipeline="auto"`` checks folders only, never the network); otherwise
-  ``native`` = docling's model-free NativePdfPipeline, tables rebuilt from word cells (:mod:`rag.tables`).
+  ``native`` = docling's model-free NativePdfPipeline, tables rebuilt from word cells (:mod:`rag.parse.tables`).
 - Memory: each report is converted in windows of ``cfg.parse.page_batch`` pages (docling's page_range);
-  the docling side (both pipelines -> ParsedPage records) is :mod:`rag.parse_docling`.
+  the docling side (both pipelines -> ParsedPage records) is :mod:`rag.parse.docling_pages`.
 """
 from __future__ import annotations
 
@@ -25,16 +25,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from .core.artifacts import hash_key, read_json
+from ..core.artifacts import hash_key, read_json
 
-from .core.stage import ItemState, Stage
-from .core.stage import item_state as _item_state
-from .core.config import ParseConfig, RunConfig
-from .core import deps
-from .core.loop import Item, ItemError, Json, LocalExecutor, Result, failures, outcome_counts, run_items
+from ..core.stage import ItemState, Stage
+from ..core.stage import item_state as _item_state
+from ..core.config import ParseConfig, RunConfig
+from ..core import deps
+from ..core.loop import Item, ItemError, Json, LocalExecutor, Result, failures, outcome_counts, run_items
 # page_metrics, standard_pages: re-exported, tests use them as rag.parse.<name>.
-from .parse_docling import WINDOWS, ParseError, page_metrics, standard_pages  # noqa: F401
-from .core.records import PageMetrics, ParsedPage, ParsedReport
+from .docling_pages import WINDOWS, ParseError, page_metrics, standard_pages  # noqa: F401
+from ..core.records import PageMetrics, ParsedPage, ParsedReport
 
 # Bump when the parse output changes for the same PDF and config (invalidates every report).
 CODE_VERSION = "parse-3"

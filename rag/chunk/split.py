@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from .core.records import CleanTable
+from ..core.records import CleanTable
 
 Counter = Callable[[str], int]
 

@@ -33,16 +33,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .core.artifacts import file_sha256, hash_key, read_json, stage_dir
+from ..core.artifacts import file_sha256, hash_key, read_json, stage_dir
 
-from .core.stage import ItemState, Stage
-from .core.stage import item_state as _item_state
-from .chunk import STAGE as CHUNK_STAGE, chunk_file, load_chunks
-from .core.config import RunConfig
-from .core import deps
-from .core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
-from .core.usage import ItemUsage
-from .core.records import Chunk, IndexInfo
+from ..core.stage import ItemState, Stage
+from ..core.stage import item_state as _item_state
+from ..chunk import STAGE as CHUNK_STAGE, chunk_file, load_chunks
+from ..core.config import RunConfig
+from ..core import deps
+from ..core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
+from ..core.usage import ItemUsage
+from ..core.records import Chunk, IndexInfo
 
 CODE_VERSION = "index-1"
 STAGE = "04_index"
@@ -60,7 +60,7 @@ class IndexMismatch(RuntimeError):
 # ---- model access (the only place the index touches rag.models) -----------------------------------
 def get_embedder(cfg: RunConfig):
     """The configured embedder (``rag.models.get_embedder``; tests monkeypatch this name)."""
-    from .models import get_embedder as _get
+    from ..models import get_embedder as _get
 
     return _get(cfg)
 
@@ -181,7 +181,7 @@ def index_key(cfg: RunConfig, chunk_key: str) -> str:
 def run_index(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
     """Index every report at every size; current (report, size) items are skipped without loading
     the embedding model; reports that failed upstream are carried as blocked."""
-    from .chunk import STAGE as CHUNK, item_state as chunk_state
+    from ..chunk import STAGE as CHUNK, item_state as chunk_state
 
     stage = Stage(cfg, STAGE)
     items = []

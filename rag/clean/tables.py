@@ -3,9 +3,9 @@ and the optional LLM serialization of clean tables into standalone sentences.
 
 Contract:
 - ``clean_table(t, vocab, caption=, heading=, page_lines=, dollar=, cfg=, skip=, carry=) -> CleanTable``:
-  cells cleaned with :func:`rag.clean_text.clean_text`, Markdown grid under the unit line of
-  :func:`rag.units.unit_line` (``Table: <title> — values in <scale> of <currency>``); scale and currency
-  from :func:`rag.units.detect_unit`; a unit-less table that opens its page with as many columns as
+  cells cleaned with :func:`rag.clean.text.clean_text`, Markdown grid under the unit line of
+  :func:`rag.clean.units.unit_line` (``Table: <title> — values in <scale> of <currency>``); scale and currency
+  from :func:`rag.clean.units.detect_unit`; a unit-less table that opens its page with as many columns as
   ``carry`` (the previous page's last table) continues it and takes its unit.
 - The title is the nearest context line that can name a table, else the caption, else the heading in
   effect; never a header/footer key (``skip``) nor a line that only states a unit.
@@ -21,10 +21,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from . import units
-from .clean_text import clean_text, edge_key, normalize_whitespace
-from .core.config import RunConfig
-from .table_render import to_markdown
-from .core.records import CleanReport, CleanTable, ParsedTable
+from .text import clean_text, edge_key, normalize_whitespace
+from ..core.config import RunConfig
+from ..parse.render import to_markdown
+from ..core.records import CleanReport, CleanTable, ParsedTable
 
 # ---- title and unit -------------------------------------------------------------------------------
 # Words of a unit statement that say nothing about the table ("All amounts are expressed in …").
@@ -69,7 +69,7 @@ def _columns(markdown: str) -> int:
 
 def clean_table(t: ParsedTable, vocab: Counter, *, caption: str, heading: str, page_lines: list[str],
                 dollar: str, cfg: RunConfig, skip: set[str] = frozenset(), carry: CleanTable | None = None) -> CleanTable:
-    """Cleaned cells -> Markdown grid under a unit line; scale/currency from :func:`rag.units.detect_unit`.
+    """Cleaned cells -> Markdown grid under a unit line; scale/currency from :func:`rag.clean.units.detect_unit`.
 
     ``carry``: the previous page's last table when this one opens its page; a table that states no
     unit and has as many columns continues it and takes its unit (a statement split over pages)."""
@@ -107,7 +107,7 @@ def serialize_tables(report: CleanReport, cfg: RunConfig, llm=None) -> dict[str,
     """Fill ``CleanTable.serialized`` of up to ``serialize_max_tables`` tables (in place) through
     ``rag.models.get_llm(cfg).complete_many``; returns token usage and counts (failed tables stay None)."""
     if llm is None:
-        from .models import get_llm
+        from ..models import get_llm
 
         llm = get_llm(cfg)
     tables = [t for p in report.pages for t in p.tables][: cfg.clean.serialize_max_tables]
