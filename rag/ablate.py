@@ -198,7 +198,7 @@ def run_ablation(preset: str, data_dir: str, name: str, grid_specs: Sequence[str
                  **top: Any) -> pd.DataFrame:
     """Run every variant (sharing unchanged stages), write the table + plot; return the table."""
     from .core.dataset import load_dataset
-    from .plots import ablation_png
+    from .evaluate.plots import ablation_png
 
     axes = [parse_axis(s) for s in grid_specs]
     variants = plan(preset, data_dir, name, fixed or {}, expand_grid(axes), stages, **top)

@@ -216,7 +216,7 @@ def test_run_evaluate_writes_files_and_compare(make_cfg, tmp_path):
 
 
 def test_plots_retrieval_hit_and_ablation():
-    from rag import plots
+    from rag.evaluate import plots
 
     ret = pd.DataFrame({"qid": ["q0", "q1"], "hit@1": [1, 0], "hit@5": [1, 1], "recall": [0.5, 0.2]})
     assert plots.hit_at_k(ret) == {1: 0.5, 5: 1.0}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from test_retrieve import FakeIndex, _chunk, _embed  # tests/ is on sys.path (pytest rootdir import, as conftest)
 
-from rag.query import LexiconError, lexicon_hash, lexicon_path, lexicon_terms, lexicon_topics
+from rag.retrieve.query import LexiconError, lexicon_hash, lexicon_path, lexicon_terms, lexicon_topics
 from rag.retrieve import retrieve_pages
 
 SHA = "b" * 40

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from rag.core.dataset import Dataset, Gold, PageRef, Question, Report
-from rag.metrics import question_metrics, summarize, per_question, rank_lists
+from rag.evaluate.retrieval_metrics import question_metrics, summarize, per_question, rank_lists
 from rag.models.base import FakeLLM, HashEmbedder, ModelUnavailable
 from rag.core.records import Chunk, CleanPage, CleanReport, RetrievalRecord
-from rag.query import search_text
-from rag.rerank import RerankError, rerank
+from rag.retrieve.query import search_text
+from rag.retrieve.rerank import RerankError, rerank
 from rag.retrieve import CandidatePage, lift_to_pages, retrieve_pages, rrf, run_retrieve, search_chunks
 
 SHA = "a" * 40
@@ -282,7 +282,7 @@ def test_real_retrieval_on_demo(demo_dir, make_cfg):
     from rag.clean import run_clean
     from rag.core.dataset import load_dataset
     from rag.index import run_index
-    from rag.metrics import retrieval_metrics
+    from rag.evaluate.retrieval_metrics import retrieval_metrics
     from rag.parse import run_parse
 
     cfg = make_cfg(data_dir=demo_dir, overrides={"rerank.mode": "none", "clean.ocr": False})
@@ -340,7 +340,7 @@ def test_viewer_html_marks_gold_and_unrouted():
 
 
 def test_page_excerpt_picks_the_relevant_lines():
-    from rag.rerank import page_excerpt
+    from rag.retrieve.rerank import page_excerpt
 
     page = "\n".join(["Intro text about the year."] * 40 + ["Dividend per share 0.42 USD declared"] + ["Other."] * 40)
     ex = page_excerpt(page, "What was the dividend per share?", 200)

@@ -15,7 +15,7 @@ Contract:
 - ``unit_line(title, unit) -> str``: the first Markdown line of a clean table, e.g.
   ``Table: Consolidated income statement — values in thousands of USD, except per share data
   (as printed: "(in thousands, except per share data)")``; it names the phrase verbatim so a reader
-  (and ``rag.numbers.scale_from_text``) sees the scale, the currency and the exceptions.
+  (and ``rag.answer.numbers.scale_from_text``) sees the scale, the currency and the exceptions.
 - ``dollar_currency(text) -> str``: which dollar a report's bare "$" means (USD, AUD, CAD…), by
   counting explicit mentions; "USD" when none.
 """

@@ -242,7 +242,7 @@ class AnswerConfig(_Frozen):
     require_printed_in_context: bool = True
     # ...and N/A when no line printing the figure (with its table's header row and up to
     # metric_title_lines title lines above the table) shares metric_min_share of the word stems of the
-    # metric asked for (rag.metric): a figure from another row is not the answer. Titles are off by
+    # metric asked for (rag.answer.figure_check): a figure from another row is not the answer. Titles are off by
     # default: "Net income" in a cash-flow statement titled "Cash flows" is not the cash flow.
     require_metric_on_line: bool = True
     metric_title_lines: int = Field(0, ge=0)

@@ -2,7 +2,7 @@
 
 Contracts:
 - ``answer_comparative(llm, cfg, ds, q, rec, counter)``: one number question per company, each
-  answered from its own report's pages (:func:`rag.fuse.answer_pages`); the winner is picked in code
+  answered from its own report's pages (:func:`rag.answer.fuse.answer_pages`); the winner is picked in code
   (max/min over the non-N/A values, see ``comparison_direction``) or, when the direction is unclear or
   ``answer.comparative_pick`` is "prompt", by the comparison prompt over the sub-answers. References are
   those of every sub-answer with a value.
@@ -15,13 +15,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .core.config import RunConfig
+from ..core.config import RunConfig
 from .context import Counter, candidates_by_report, page_row, report_or_none
-from .core.dataset import Dataset, Question
+from ..core.dataset import Dataset, Question
 from .fuse import answer_pages, ask
 from .interpret import finalize_references
 from .prompts import NA
-from .core.records import RetrievalRecord
+from ..core.records import RetrievalRecord
 
 # Words that say which end of a comparison wins (a question with words of both sides goes to the prompt).
 _MAX_WORDS = ("highest", "largest", "greatest", "most", "biggest", "maximum", "higher", "larger", "more")

@@ -24,7 +24,7 @@ import math
 import re
 
 from . import numbers as nums
-from .core.questions import search_text
+from ..core.questions import search_text
 
 # Words kept before / after the figure on a text (non-table) line.
 WINDOW = (10, 6)

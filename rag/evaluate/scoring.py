@@ -36,7 +36,7 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-from .core.dataset import Dataset, Gold, PageRef
+from ..core.dataset import Dataset, Gold, PageRef
 
 # Rule constants of the challenge (not tuning knobs): see the module docstring.
 NUMBER_REL_TOL = 0.01  # relative tolerance on |gold| for numbers

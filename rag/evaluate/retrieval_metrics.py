@@ -20,9 +20,9 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from .core.config import RunConfig
-from .core.dataset import Dataset, PageRef
-from .core.records import RetrievalRecord
+from ..core.config import RunConfig
+from ..core.dataset import Dataset, PageRef
+from ..core.records import RetrievalRecord
 
 HIT_KS = (1, 5, 10)
 CUTOFF = 10  # the "@10" of recall and nDCG
@@ -97,6 +97,6 @@ def metrics_from_records(records: Mapping[str, RetrievalRecord], ds: Dataset, or
 
 def retrieval_metrics(cfg: RunConfig, ds: Dataset, order: str = "final") -> pd.DataFrame:
     """Metrics table from the run's ``05_retrieve`` outputs; ``order="retrieval"`` scores pre-rerank order."""
-    from .retrieve import load_records
+    from ..retrieve import load_records
 
     return metrics_from_records(load_records(cfg, ds), ds, order)

@@ -25,9 +25,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .core.config import PROJECT_ROOT, RunConfig
-from .core.questions import search_text  # noqa: F401 - re-exported: rag.query.search_text
-from .models.base import Usage
+from ..core.config import PROJECT_ROOT, RunConfig
+from ..core.questions import search_text  # noqa: F401 - re-exported: rag.retrieve.query.search_text
+from ..models.base import Usage
 
 # ---- query expansion -----------------------------------------------------------------------------
 class QueryExpansion(BaseModel):
@@ -60,7 +60,7 @@ def expand_query(cfg: RunConfig, question_text: str, llm=None) -> tuple[QueryExp
         if key in _EXPANSIONS:
             return _EXPANSIONS[key], Usage(cached=True)
     if llm is None:
-        from .models import get_llm
+        from ..models import get_llm
 
         llm = get_llm(cfg)
     r = cfg.retrieve

@@ -9,13 +9,13 @@ Contracts:
   is skipped on a re-run. Owner of ``06_answer/``: ``load_answer``, ``load_answers``, ``submission_path``. ``llm``/``counter`` default to ``rag.models.get_llm(cfg)`` /
   ``rag.models.count_tokens``; tests pass fakes.
 - ``answer_question(llm, cfg, ds, q, rec, counter)`` -> the debug record of one question.
-- The parts, one module each: reading 05 records and packing the context (:mod:`rag.context`),
-  asking the model and fusing part answers (:mod:`rag.fuse`, ``answer_pages``), interpreting answers
-  and references (:mod:`rag.interpret`), comparative questions (:mod:`rag.comparative`).
+- The parts, one module each: reading 05 records and packing the context (:mod:`rag.answer.context`),
+  asking the model and fusing part answers (:mod:`rag.answer.fuse`, ``answer_pages``), interpreting answers
+  and references (:mod:`rag.answer.interpret`), comparative questions (:mod:`rag.answer.comparative`).
 
 Pages: ``page`` is 1-based everywhere here; the context labels pages 1..n in rank order ("=== Page
 N ==="), the model cites those labels and they are mapped back to (sha1, page). Only
-``rag.submission`` converts to the 0-based ``page_index``.
+``rag.answer.submission`` converts to the 0-based ``page_index``.
 """
 from __future__ import annotations
 
@@ -26,21 +26,21 @@ from typing import Any
 import pandas as pd
 
 from . import numbers as nums
-from .core.artifacts import hash_key, read_json, run_dir_of
-from .core.stage import Stage
+from ..core.artifacts import hash_key, read_json, run_dir_of
+from ..core.stage import Stage
 # comparison_direction, CtxPage, finalize_references: re-exported, tests import them from rag.answer.
 from .comparative import answer_comparative, comparison_direction  # noqa: F401
-from .core.config import RunConfig
+from ..core.config import RunConfig
 from .context import Counter, CtxPage, candidates_by_report, merged_pages, page_row, report_or_none  # noqa: F401
-from .core import deps
-from .core.loop import Item, Json, LocalExecutor, Result, failures, outcome_counts, run_items, upstream_block
-from .core.usage import COST_DIGITS as USAGE_COST_DIGITS
-from .core.usage import ItemUsage
-from .core.dataset import Dataset, Question
+from ..core import deps
+from ..core.loop import Item, Json, LocalExecutor, Result, failures, outcome_counts, run_items, upstream_block
+from ..core.usage import COST_DIGITS as USAGE_COST_DIGITS
+from ..core.usage import ItemUsage
+from ..core.dataset import Dataset, Question
 from .fuse import answer_pages, prompts_dir
 from .interpret import finalize_references, is_answer
 from .prompts import NA, prompt_version
-from .core.records import AnswerRecord, RetrievalRecord
+from ..core.records import AnswerRecord, RetrievalRecord
 from .submission import build_submission, write_submission
 
 CODE_VERSION = "06-answer-3"
@@ -132,7 +132,7 @@ def run_answer(cfg: RunConfig, ds: Dataset, progress: bool = True, llm: Any = No
     A question whose 05 item failed or was blocked (a report that failed in 01/02) is answered N/A with
     an ``na_reason`` naming the failure; one whose answering fails is N/A in the submission, its error in
     the manifest."""
-    from . import retrieve
+    from .. import retrieve
 
     stage = Stage(cfg, STAGE)
     items = []
@@ -145,11 +145,11 @@ def run_answer(cfg: RunConfig, ds: Dataset, progress: bool = True, llm: Any = No
         items.append(Item(q.qid, key, (debug_file(q.qid),), (q, why)))
     todo = [it for it in items if not it.payload[1] and not stage.is_current(it.id, it.key, *it.outputs)]
     if todo and llm is None:
-        from .models import get_llm
+        from ..models import get_llm
 
         llm = get_llm(cfg)
     if counter is None:
-        from .models import count_tokens
+        from ..models import count_tokens
 
         counter = lambda text: count_tokens(text, cfg)  # noqa: E731
 

@@ -23,8 +23,8 @@ from typing import Sequence
 import numpy as np
 from pydantic import BaseModel, Field
 
-from .core.config import RunConfig
-from .models.base import ModelUnavailable, StructuredOutputError, Usage
+from ..core.config import RunConfig
+from ..models.base import ModelUnavailable, StructuredOutputError, Usage
 
 SYSTEM = ("You rate annual-report pages for a question. For every page give a 'reason' of at most {words} "
           "words, then 'relevance': 1.0 = the page states the figure or fact asked for; 0.7 = it is about that "
@@ -126,7 +126,7 @@ def _llm_scores(cfg: RunConfig, question_text: str, pages: list, llm) -> Usage:
 
 
 def _cross_encoder_scores(cfg: RunConfig, question_text: str, pages: list) -> None:
-    from .models import get_cross_encoder
+    from ..models import get_cross_encoder
 
     if not cfg.rerank.cross_encoder_models:
         raise RerankError("rerank.mode='cross_encoder' but rerank.cross_encoder_models is empty: name at least "
@@ -159,7 +159,7 @@ def rerank(cfg: RunConfig, question_text: str, pages: list, llm=None) -> tuple[l
     head, rest = pages[:cfg.rerank.candidates], pages[cfg.rerank.candidates:]
     if mode == "llm":
         if llm is None:
-            from .models import get_llm
+            from ..models import get_llm
 
             llm = get_llm(cfg)
         usage = _llm_scores(cfg, question_text, head, llm)

@@ -6,7 +6,7 @@ Every ``*_png`` function returns the PNG as bytes; the caller writes it through 
 - stage costs: each stage's ``manifest.json`` ``seconds`` (wall time of its LAST run: a re-run that
   skipped current items shows only its own short time) and ``tokens`` (LLM tokens: keys starting with
   prompt/completion are summed).
-- retrieval: ``rag.metrics.retrieval_metrics`` tables (rows ``group`` = "all" and one per kind, columns
+- retrieval: ``rag.evaluate.retrieval_metrics.retrieval_metrics`` tables (rows ``group`` = "all" and one per kind, columns
   ``hit@K``…), optionally with an ``order`` column ("final" after reranking, "retrieval" before). The
   "all" row (of the wanted order) is read; without a ``group`` column, ``hit@K`` columns are averaged
   over rows; a long table with ``k`` and ``hit`` columns works too.
@@ -25,8 +25,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .core.artifacts import STAGES  # noqa: E402
-from .core.config import RunConfig  # noqa: E402
+from ..core.artifacts import STAGES  # noqa: E402
+from ..core.config import RunConfig  # noqa: E402
 
 FIG_SIZE = (7.0, 4.0)  # inches
 DPI = 100

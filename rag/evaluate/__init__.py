@@ -5,7 +5,7 @@ Contract:
   ``06_answer/submission.json`` into ``07_evaluate/`` (scores.json, CSV tables, PNG plots).
 - ``evaluate_submission(path, ds, gold_source, labels_path) -> (per-question table, summary)``: no
   files written; ``compare_runs(*runs)`` puts evaluated runs side by side.
-- The scoring rules of the Enterprise RAG Challenge (round 2) are :mod:`rag.scoring`.
+- The scoring rules of the Enterprise RAG Challenge (round 2) are :mod:`rag.evaluate.scoring`.
 
 Pages: the submission's ``page_index`` is 0-based; gold ``PageRef.page`` is 1-based; the conversion
 happens in :func:`load_submission` only.
@@ -19,11 +19,11 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from .core.artifacts import file_sha256, hash_key, read_json
+from ..core.artifacts import file_sha256, hash_key, read_json
 
-from .core.stage import Stage
-from .core.config import RunConfig
-from .core.dataset import Dataset, Gold, PageRef
+from ..core.stage import Stage
+from ..core.config import RunConfig
+from ..core.dataset import Dataset, Gold, PageRef
 # score_answer, score_references: re-exported, tests import them from rag.evaluate.
 from .scoring import score_answer, score_references, score_submission, summarize  # noqa: F401
 
@@ -76,7 +76,7 @@ def gold_for(ds: Dataset, source: str = "both", labels_path: Path | str | None =
     if source in ("answers", "both"):
         out.update({t: (g, "answers") for t, g in ds.gold.items()})
     if source in ("labels", "both"):
-        from .labels import labels_as_gold, labels_path as default_path
+        from ..labels import labels_as_gold, labels_path as default_path
 
         p = Path(labels_path) if labels_path else default_path(ds)
         if p.exists():
@@ -100,11 +100,11 @@ def evaluate_submission(path: Path | str, ds: Dataset, gold_source: str = "both"
 
 # ---- stage ------------------------------------------------------------------------------
 def retrieval_table(cfg: RunConfig, ds: Dataset) -> pd.DataFrame | None:
-    """``rag.metrics.retrieval_metrics`` of this run (column ``order`` = "final"; with a reranker also
+    """``rag.evaluate.retrieval_metrics.retrieval_metrics`` of this run (column ``order`` = "final"; with a reranker also
     the pre-rerank "retrieval" order), or None when the module or 05_retrieve outputs are absent."""
     try:
-        from .metrics import retrieval_metrics
-        from .retrieve import load_records
+        from .retrieval_metrics import retrieval_metrics
+        from ..retrieve import load_records
     except ImportError:
         return None
     if not load_records(cfg, ds):
@@ -129,13 +129,13 @@ def run_evaluate(cfg: RunConfig, ds: Dataset, progress: bool = True, gold_source
     """Score ``outputs/<run>/06_answer/submission.json``; write ``07_evaluate/`` files; return per-question rows.
 
     Writes ``scores.json`` (totals, by_kind, retrieval, stage costs), ``per_question.csv``,
-    ``by_kind.csv``, ``retrieval.csv`` (when ``rag.metrics`` exists), ``stage_costs.csv`` (per stage:
+    ``by_kind.csv``, ``retrieval.csv`` (when ``rag.evaluate.retrieval_metrics`` exists), ``stage_costs.csv`` (per stage:
     seconds, items, tokens by kind, cost in USD, from the summed item usage records) and PNG plots.
     Always recomputes (cheap); the manifest records the hashes of the submission and gold it used.
     """
     from . import plots
 
-    from .answer import submission_path
+    from ..answer import submission_path
 
     sub_path = submission_path(cfg)
     stage = Stage(cfg, STAGE)
@@ -211,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m rag.evaluate --data DIR --submission FILE [--gold answers|labels|both]``: print the score."""
     import argparse
 
-    from .core.dataset import load_dataset
+    from ..core.dataset import load_dataset
 
     ap = argparse.ArgumentParser(prog="python -m rag.evaluate", description=main.__doc__)
     ap.add_argument("--data", required=True)

@@ -4,7 +4,7 @@ Contracts:
 - ``ask(llm, cfg, kind, question, context) -> call dict`` (kind, prompt_version, raw, parsed, repaired,
   usage, model, error, seconds); a StructuredOutputError becomes ``parsed=None`` with its raw text kept.
 - ``answer_pages(llm, cfg, kind, question, pages, report_currency, counter)`` answers one question
-  from one report's ranked pages (long context split into parts by :func:`rag.context.pack_parts`,
+  from one report's ranked pages (long context split into parts by :func:`rag.answer.context.pack_parts`,
   part answers fused) -> {value, cited, calls, interpretation, answering_part}.
 - ``prompts_dir(cfg)``: the prompt blocks' folder (``answer.prompts_dir``, relative to the project).
 """
@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .core.config import PROJECT_ROOT, RunConfig
+from ..core.config import PROJECT_ROOT, RunConfig
 from .context import Counter, CtxPage, pack_parts
 from .interpret import is_answer, map_pages, pages_holding, part_value
 from .prompts import NA, SCHEMAS, build_messages, format_context, prompt_version
@@ -22,7 +22,7 @@ from .prompts import NA, SCHEMAS, build_messages, format_context, prompt_version
 
 def ask(llm: Any, cfg: RunConfig, kind: str, question: str, context: str) -> dict[str, Any]:
     """One structured call; a StructuredOutputError becomes ``parsed=None`` with its raw text kept."""
-    from .models.base import StructuredOutputError
+    from ..models.base import StructuredOutputError
 
     messages = build_messages(kind, context, question, prompts_dir(cfg))
     t0 = time.perf_counter()

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
-from .core.config import PROJECT_ROOT
+from ..core.config import PROJECT_ROOT
 from .numbers import normalize_scale
 
 PROMPTS_DIR = PROJECT_ROOT / "prompts"

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .core.artifacts import write_json_atomic
+from ..core.artifacts import write_json_atomic
 
 NA = "N/A"
 

@@ -7,8 +7,8 @@ Contract:
   fused by reciprocal rank fusion (``cfg.retrieve.mode``); chunks are lifted to their parent pages
   (1-based ``page``), a page's score made from its chunks by ``cfg.retrieve.page_score``, and
   ``scores["retrieval"]`` = page score / best page score in [0, 1] (1 = best page of this report).
-  ``scores["final"]`` equals ``retrieval`` until :func:`rag.rerank.rerank` blends in its score.
-  The queries come from :func:`rag.query.build_search`: the question without answer-format boilerplate
+  ``scores["final"]`` equals ``retrieval`` until :func:`rag.retrieve.rerank.rerank` blends in its score.
+  The queries come from :func:`rag.retrieve.query.build_search`: the question without answer-format boilerplate
   and the company's name (``query_cleanup``), LLM expansion (``query_expansion``), and the terms of
   matching lexicon topics in the BM25 query and one more dense query (``lexicon_expansion``,
   ``lexicon_dense``); the reranker still sees the full question.
@@ -30,19 +30,19 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from .core.artifacts import hash_key, read_json, run_dir_of
+from ..core.artifacts import hash_key, read_json, run_dir_of
 
-from .core.stage import ItemState, Stage
-from .core.stage import item_state as _item_state
-from .core.config import RunConfig
-from .core import deps
-from .core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
-from .core.usage import ItemUsage
-from .core.dataset import Dataset, Question
-from .models.base import Usage
+from ..core.stage import ItemState, Stage
+from ..core.stage import item_state as _item_state
+from ..core.config import RunConfig
+from ..core import deps
+from ..core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
+from ..core.usage import ItemUsage
+from ..core.dataset import Dataset, Question
+from ..models.base import Usage
 from .query import build_search, clear_expansions, lexicon_hash
 # CandidatePage, RetrievalRecord: the 05 records (rag.core.records); re-exported, tests import them from here.
-from .core.records import SCORE_KEYS, CandidatePage, RetrievalRecord, RoutedReport  # noqa: F401
+from ..core.records import SCORE_KEYS, CandidatePage, RetrievalRecord, RoutedReport  # noqa: F401
 from .route import route, split_comparative
 
 CODE_VERSION = "retrieve-1"
@@ -56,7 +56,7 @@ _INDEXES: dict[tuple, Any] = {}
 
 def clear_caches() -> None:
     """Forget cached indexes, page texts and expansions (after re-running stages 02..04)."""
-    from .clean import clear_page_cache
+    from ..clean import clear_page_cache
 
     with _LOCK:
         _INDEXES.clear()
@@ -65,7 +65,7 @@ def clear_caches() -> None:
 
 
 def _index(cfg: RunConfig, sha1: str):
-    from .index import load_report_index  # stage 04 (imported late: heavy dependencies)
+    from ..index import load_report_index  # stage 04 (imported late: heavy dependencies)
 
     key = (str(cfg.run_dir), sha1, cfg.retrieve.chunk_size, cfg.section_hash("embed", "chunk"))
     with _LOCK:
@@ -76,7 +76,7 @@ def _index(cfg: RunConfig, sha1: str):
 
 def page_texts(cfg: RunConfig, sha1: str) -> dict[int, str]:
     """``{page (1-based): clean Markdown}`` of one report (read through ``rag.clean.page_texts``)."""
-    from .clean import page_texts as clean_pages
+    from ..clean import page_texts as clean_pages
 
     return clean_pages(cfg, sha1)[1]
 
@@ -168,11 +168,11 @@ def retrieve_pages(cfg: RunConfig, question_text: str, sha1: str, *, index=None,
     index = index if index is not None else _index(cfg, sha1)
     company = ""
     if texts is None:
-        from .clean import page_texts as clean_pages
+        from ..clean import page_texts as clean_pages
 
         company, texts = clean_pages(cfg, sha1)
     if embed is None:
-        from .index import embed_query
+        from ..index import embed_query
 
         embed = lambda t: embed_query(cfg, t)  # noqa: E731
     search = build_search(cfg, question_text, company, llm, usage)
@@ -185,7 +185,7 @@ def retrieve_pages(cfg: RunConfig, question_text: str, sha1: str, *, index=None,
 # ---- the stage --------------------------------------------------------------------------------
 def _upstream(cfg: RunConfig, sha1s: Sequence[str]) -> tuple[dict[str, Any], str]:
     """(producer keys of 02 and 04 for these reports, the reason one of them failed or "")."""
-    from . import clean, index
+    from .. import clean, index
 
     keys: dict[str, Any] = {"02_clean": {}, "04_index": {}}
     for s in sha1s:
@@ -260,7 +260,7 @@ def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataF
         q, routed = it.payload
         with llm_lock:
             if llm is None and deps.llm_uses(cfg, STAGE) and routed:
-                from .models import get_llm
+                from ..models import get_llm
 
                 llm = get_llm(cfg)
         rec = retrieve_question(cfg, q, ds, llm=llm)
