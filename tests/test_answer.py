@@ -332,12 +332,15 @@ def test_comparative_excludes_na_and_currency(make_cfg):
 def test_comparative_without_sub_questions_says_rerun_05_and_never_searches(make_cfg, monkeypatch):
     """06 stays in its lane: a 05 record without sub-questions is an error naming 05, not a live search."""
     import rag.retrieve
+    import rag.retrieve.search
 
     cfg = make_cfg()
     ds = make_ds([(CMP_Q, "comparative")])
     write_retrieval(cfg, "q000", [], sha1s=[A, B])
     searched = []
-    monkeypatch.setattr(rag.retrieve, "retrieve_pages", lambda *a, **k: searched.append(a) or [])
+    for mod in (rag.retrieve, rag.retrieve.search):  # any search at all is a failure of this test
+        monkeypatch.setattr(mod, "retrieve_pages", lambda *a, **k: searched.append(a) or [])
+    monkeypatch.setattr(rag.retrieve.search, "search_chunks", lambda *a, **k: searched.append(a) or {})
     df = run_answer(cfg, ds, progress=False, llm=_cmp_llm({"Acme": "1", "Beta": "2"}), counter=COUNT)
     assert searched == []
     row = df.set_index("qid").loc["q000"]

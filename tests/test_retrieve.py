@@ -238,9 +238,15 @@ def test_run_retrieve_with_fakes(make_cfg, tmp_path, monkeypatch):
     ds = _fake_dataset(tmp_path)
     cfg = make_cfg(data_dir=tmp_path, overrides={"rerank.mode": "llm", "rerank.candidates": 2})
     idx = {SHA: FakeIndex(CHUNKS), "b" * 40: FakeIndex([_chunk(1, 0, "net cash from operating activities", "b" * 40)])}
+    import rag
+    from rag.core.stage import ItemState
+
+    # 04 stands in whole: its indexes, its query embedding and the state of its items (05's upstream keys)
     fake_index = types.SimpleNamespace(load_report_index=lambda cfg, sha1, size=None: idx[sha1],
-                                       embed_query=lambda cfg, text: _embed(text))
+                                       embed_query=lambda cfg, text: _embed(text), STAGE="04_index",
+                                       item_state=lambda cfg, sha1, size: ItemState("done", f"k-{sha1}", ""))
     monkeypatch.setitem(sys.modules, "rag.index", fake_index)
+    monkeypatch.delattr(rag, "index", raising=False)  # `from .. import index` must find the stand-in
     llm = FakeLLM(lambda m, s: {"pages": [{"page": 1, "reason": "ok", "relevance": 0.5}]})
     import rag.models
     monkeypatch.setattr(rag.models, "get_llm", lambda cfg: llm, raising=False)

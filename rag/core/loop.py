@@ -23,7 +23,8 @@ from typing import Any, Callable, Iterator, Literal, Protocol, Sequence
 
 from .usage import ItemUsage
 
-LOG_EVERY = 10  # headless progress: one line per this many items (and one at the end)
+LOG_EVERY = 10  # headless progress: one line per this many items at most (and one at the end)
+MIN_LOG_LINES = 5  # ...but at least about this many lines for a short stage (3 reports: a line each)
 
 
 @dataclass
@@ -145,7 +146,8 @@ class Progress:
     """tqdm (with ETA) when interactive; one line per :data:`LOG_EVERY` items otherwise."""
 
     def __init__(self, name: str, total: int, unit: str, enabled: bool, every: int = LOG_EVERY):
-        self.name, self.total, self.unit, self.every = name, total, unit, every
+        self.name, self.total, self.unit = name, total, unit
+        self.every = max(1, min(every, total // MIN_LOG_LINES))
         self.enabled = enabled and total > 0
         self.n = self.failed = 0
         self.t0 = time.perf_counter()
