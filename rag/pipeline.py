@@ -108,7 +108,9 @@ def print_outcome(cfg: RunConfig) -> None:
     sub = submission_path(cfg)
     if sub.exists():
         print(f"Submission: {sub}")
-    scores = cfg.run_dir / "07_evaluate" / "scores.json"
+    from .evaluate import scores_path
+
+    scores = scores_path(cfg)
     if scores.exists():
         s = json.loads(scores.read_text())
         tot = s.get("totals", s)

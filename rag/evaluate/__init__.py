@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from ..core.artifacts import file_sha256, hash_key, read_json
+from ..core.artifacts import file_sha256, hash_key, read_json, run_dir_of
 
 from ..core.stage import Stage
 from ..core.config import RunConfig
@@ -167,6 +167,11 @@ def run_evaluate(cfg: RunConfig, ds: Dataset, progress: bool = True, gold_source
               f"accuracy={t.get('answer_accuracy')}) over {t['questions']} questions", flush=True)
         print("[07_evaluate] cost by stage:\n" + costs.to_string(index=False), flush=True)
     return per_q
+
+
+def scores_path(cfg_or_run: RunConfig | Path | str) -> Path:
+    """``07_evaluate/scores.json`` of a run (may not exist yet)."""
+    return run_dir_of(cfg_or_run) / STAGE / "scores.json"
 
 
 # ---- runs side by side ------------------------------------------------------------------

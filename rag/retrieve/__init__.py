@@ -60,7 +60,7 @@ def _upstream(cfg: RunConfig, sha1s: Sequence[str]) -> tuple[dict[str, Any], str
     """(producer keys of 02 and 04 for these reports, the reason one of them failed or "")."""
     from .. import clean, index
 
-    keys: dict[str, Any] = {"02_clean": {}, "04_index": {}}
+    keys: dict[str, Any] = {clean.STAGE: {}, index.STAGE: {}}
     for s in sha1s:
         for name, st in ((clean.STAGE, clean.item_state(cfg, s)),
                          (index.STAGE, index.item_state(cfg, s, cfg.retrieve.chunk_size))):
