@@ -186,3 +186,34 @@ def test_a_failed_reparse_removes_the_old_output_so_nothing_downstream_reuses_it
     df2 = run_clean(changed, ds, progress=False)
     assert df2.loc[0, "error"].startswith("failed in 01_parse")
     assert not (cfg.run_dir / "02_clean" / f"{rep.sha1}.json").exists()  # nor a stale clean report
+
+
+def test_an_executor_plugged_in_runs_every_stage_item_and_the_driver_writes(tmp_path, make_cfg):
+    """Another executor (a Ray one, later) is one use_executor() away; workers never write artifacts."""
+    from rag.chunk import run_chunk
+    from rag.core import loop
+    from rag.core.artifacts import write_json_atomic
+    from rag.core.dataset import Dataset, Report
+    from rag.core.records import CleanPage, CleanReport
+
+    seen = []
+
+    class Recording(loop.LocalExecutor):
+        def map(self, fn, items):
+            for it, out, secs in super().map(fn, items):
+                seen.append(it.id)
+                assert not any((tmp_path / "outputs").rglob(f"{it.id}.jsonl"))  # not written by the worker
+                yield it, out, secs
+
+    cfg = make_cfg(overrides={"chunk.sizes": [80, 300]})
+    rep = CleanReport(sha1="ab" * 20, company="Acme", pages=[CleanPage(page=1, markdown="Revenue grew. " * 30)])
+    write_json_atomic(cfg.run_dir / "02_clean" / f"{rep.sha1}.json", rep.model_dump(mode="json"))
+    ds = Dataset(root=tmp_path, name="t", questions=(), gold={},
+                 reports=(Report(sha1=rep.sha1, company="Acme", currency="USD", pdf=tmp_path / "x.pdf"),))
+    previous = loop.use_executor(lambda mode, workers: Recording(mode, workers))
+    try:
+        run_chunk(cfg, ds, progress=False)
+    finally:
+        loop.use_executor(previous)
+    assert seen == [f"{rep.sha1}.s80", f"{rep.sha1}.s300"]
+    assert (cfg.run_dir / "03_chunk" / f"{rep.sha1}.s80.jsonl").exists()

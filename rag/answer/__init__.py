@@ -33,7 +33,8 @@ from .comparative import answer_comparative, comparison_direction  # noqa: F401
 from ..core.config import RunConfig
 from .context import Counter, CtxPage, candidates_by_report, merged_pages, page_row, report_or_none  # noqa: F401
 from ..core import deps
-from ..core.loop import Item, Json, LocalExecutor, Result, failures, outcome_counts, run_items, upstream_block
+from ..core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
+from ..core.loop import executor as make_executor
 from ..core.usage import COST_DIGITS as USAGE_COST_DIGITS
 from ..core.usage import ItemUsage
 from ..core.dataset import Dataset, Question
@@ -159,7 +160,7 @@ def run_answer(cfg: RunConfig, ds: Dataset, progress: bool = True, llm: Any = No
         return Result(files={debug_file(q.qid): Json(d)}, usage=ItemUsage.from_model(d["usage"]),
                       info={"value": d["value"], "seconds": d["seconds"], "n_calls": d["n_calls"]})
 
-    outcomes = run_items(stage, items, work, executor=LocalExecutor("threads", cfg.llm.concurrency),
+    outcomes = run_items(stage, items, work, executor=make_executor("threads", cfg.llm.concurrency),
                          progress=progress, unit="question")
     debug = [load_answer(cfg, q.qid).model_dump(mode="json") if outcomes[q.qid].ok
              else na_record(q, f"failed in 06_answer: {outcomes[q.qid].error}") for q in ds.questions]

@@ -9,9 +9,11 @@ Contract:
   old outputs are removed, the others go on; a blocked item is recorded as blocked with its reason.
 - Progress: tqdm with ETA when interactive (a TTY or a notebook kernel), otherwise one log line every
   :data:`LOG_EVERY` items and at the end (``[05_retrieve] 10/30 items  3.1s/item  ETA 1m02s  failed 0``).
-- Executors: :class:`LocalExecutor` runs serially, in threads or in (spawned) processes; anything with
-  ``map(fn, items) -> iterator of (item, Result | Exception, seconds)`` can replace it (a Ray executor,
-  say) without touching the stages: ``fn`` and items must then be picklable, as for processes.
+- Executors: stages ask :func:`executor(mode, workers) <executor>`; the default :class:`LocalExecutor`
+  runs serially, in threads or in (spawned) processes. Anything with ``map(fn, items) -> iterator of
+  (item, Result | Exception, seconds)`` can replace it through :func:`use_executor` (a Ray executor, say)
+  without touching the stages: ``fn`` and items must then be picklable, as for processes. Workers never
+  write artifacts; the driver does.
 """
 from __future__ import annotations
 
@@ -132,6 +134,24 @@ class LocalExecutor:
                 yield futs[f], out, secs
 
 
+ExecutorFactory = Callable[[str, int], Executor]
+_factory: ExecutorFactory = LocalExecutor
+
+
+def executor(mode: Literal["serial", "threads", "processes"] = "serial", workers: int = 1) -> Executor:
+    """The executor a stage asks for: ``mode`` says what its items need (threads for model calls that wait
+    on a server, processes for CPU-bound parsing), ``workers`` how many at once. Local by default; another
+    backend (a Ray cluster, say) is :func:`use_executor` away, with no change to the stages."""
+    return _factory(mode, workers)
+
+
+def use_executor(factory: ExecutorFactory) -> ExecutorFactory:
+    """Make ``factory(mode, workers)`` build every stage's executor; returns the previous factory."""
+    global _factory
+    previous, _factory = _factory, factory
+    return previous
+
+
 # ---- progress ----------------------------------------------------------------------------------
 def _interactive() -> bool:
     return "ipykernel" in sys.modules or sys.stderr.isatty()
@@ -213,7 +233,7 @@ def run_items(stage, items: Sequence[Item], work: Callable[[Item], Result], *, e
             todo.append(it)
     bar = Progress(stage.name, len(todo), unit, progress)
     try:
-        for it, out, secs in (executor or LocalExecutor()).map(work, todo):
+        for it, out, secs in (executor or _factory("serial", 1)).map(work, todo):
             if isinstance(out, Exception):
                 original = getattr(out, "original", None)
                 if raise_errors and isinstance(original, raise_errors):

@@ -31,7 +31,8 @@ from ..core.stage import ItemState, Stage
 from ..core.stage import item_state as _item_state
 from ..core.config import ParseConfig, RunConfig
 from ..core import deps
-from ..core.loop import Item, ItemError, Json, LocalExecutor, Result, failures, outcome_counts, run_items
+from ..core.loop import Item, ItemError, Json, Result, failures, outcome_counts, run_items
+from ..core.loop import executor as make_executor
 # page_metrics, standard_pages: re-exported, tests use them as rag.parse.<name>.
 from .docling_pages import WINDOWS, ParseError, page_metrics, standard_pages  # noqa: F401
 from ..core.records import PageMetrics, ParsedPage, ParsedReport
@@ -169,7 +170,7 @@ def run_parse(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
     pipeline, why = resolve_pipeline(cfg.parse)
     items = [Item(r.sha1, parse_key(cfg, r.sha1, pipeline), (report_file(r.sha1),), (str(r.pdf), cfg.parse, pipeline),
                   label=r.company) for r in ds.reports]
-    executor = LocalExecutor("processes", cfg.parse.workers)
+    executor = make_executor("processes", cfg.parse.workers)
     outcomes = run_items(stage, items, _parse_item, executor=executor, progress=progress, unit="report")
     rows = []
     for r in ds.reports:
