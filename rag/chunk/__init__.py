@@ -24,9 +24,11 @@ Contract:
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
-from ..core.artifacts import hash_key, read_jsonl, stage_dir
+from ..core.artifacts import hash_key, read_jsonl, run_dir_of, stage_dir
 
 from ..core.stage import ItemState, Stage
 from ..core.stage import item_state as _item_state
@@ -97,11 +99,11 @@ def chunk_file(sha1: str, size: int) -> str:
     return f"{sha1}.s{size}.jsonl"
 
 
-def load_chunks(cfg: RunConfig, sha1: str, size: int) -> list[Chunk]:
+def load_chunks(cfg: RunConfig | Path | str, sha1: str, size: int) -> list[Chunk]:
     """The chunks of one report at one size (``03_chunk/<sha1>.s<size>.jsonl``), in page order."""
     path = stage_dir(cfg, STAGE) / chunk_file(sha1, size)
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: run stage 03_chunk (sizes {cfg.chunk.sizes})")
+        raise FileNotFoundError(f"{path} is missing: run stage 03_chunk with chunk size {size} in chunk.sizes")
     return [Chunk.model_validate(r) for r in read_jsonl(path)]
 
 
@@ -109,9 +111,9 @@ def item_id(sha1: str, size: int) -> str:
     return f"{sha1}.s{size}"
 
 
-def item_state(cfg: RunConfig, sha1: str, size: int) -> ItemState:
+def item_state(cfg: RunConfig | Path | str, sha1: str, size: int) -> ItemState:
     """State of (report, size) in 03_chunk (done + key, failed/blocked + reason, or missing)."""
-    return _item_state(cfg.run_dir / STAGE, item_id(sha1, size), (chunk_file(sha1, size),))
+    return _item_state(run_dir_of(cfg) / STAGE, item_id(sha1, size), (chunk_file(sha1, size),))
 
 
 def chunk_key(cfg: RunConfig, clean_key: str, size: int) -> str:

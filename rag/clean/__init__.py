@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from . import units
-from ..core.artifacts import hash_key, read_json, stage_dir
+from ..core.artifacts import hash_key, read_json, run_dir_of, stage_dir
 from ..core.stage import ItemState, Stage
 from ..core.stage import item_state as _item_state
 from .tables import clean_table, serialize_tables
@@ -214,12 +215,12 @@ def report_file(sha1: str) -> str:
     return f"{sha1}.json"
 
 
-def item_state(cfg: RunConfig, sha1: str) -> ItemState:
+def item_state(cfg: RunConfig | Path | str, sha1: str) -> ItemState:
     """State of report ``sha1`` in 02_clean (done + key, failed/blocked + reason, or missing)."""
-    return _item_state(cfg.run_dir / STAGE, sha1, (report_file(sha1),))
+    return _item_state(run_dir_of(cfg) / STAGE, sha1, (report_file(sha1),))
 
 
-def load_clean(cfg: RunConfig, sha1: str) -> CleanReport:
+def load_clean(cfg: RunConfig | Path | str, sha1: str) -> CleanReport:
     """``02_clean/<sha1>.json`` as a :class:`CleanReport`; errors name the file."""
     path = stage_dir(cfg, STAGE) / report_file(sha1)
     if not path.exists():
@@ -230,7 +231,7 @@ def load_clean(cfg: RunConfig, sha1: str) -> CleanReport:
         raise ValueError(f"{path}: not a valid CleanReport ({e})") from e
 
 
-def page_texts(cfg: RunConfig, sha1: str) -> tuple[str, dict[int, str]]:
+def page_texts(cfg: RunConfig | Path | str, sha1: str) -> tuple[str, dict[int, str]]:
     """``(company, {page (1-based): clean Markdown})`` of one report, cached per file version."""
     path = stage_dir(cfg, STAGE) / report_file(sha1)
     key = (str(path), path.stat().st_mtime_ns if path.exists() else 0)

@@ -143,9 +143,9 @@ def run_dir_of(cfg_or_run: RunConfig | Path | str) -> Path:
     return cfg_or_run.run_dir if isinstance(cfg_or_run, RunConfig) else Path(cfg_or_run)
 
 
-def stage_dir(cfg: RunConfig, name: str) -> Path:
-    """Read-side path of an earlier stage's folder (raises if that stage never ran)."""
-    d = cfg.run_dir / name
+def stage_dir(cfg_or_run: RunConfig | Path | str, name: str) -> Path:
+    """Read-side path of a stage's folder in a run (RunConfig or run folder; raises if it never ran)."""
+    d = run_dir_of(cfg_or_run) / name
     if not d.exists():
         raise FileNotFoundError(f"{d} does not exist: run stage {name} first")
     return d

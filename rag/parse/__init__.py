@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..core.artifacts import hash_key, read_json
+from ..core.artifacts import hash_key, read_json, run_dir_of
 
 from ..core.stage import ItemState, Stage
 from ..core.stage import item_state as _item_state
@@ -142,17 +142,18 @@ def report_file(sha1: str) -> str:
     return f"{sha1}.json"
 
 
-def item_state(cfg: RunConfig, sha1: str) -> ItemState:
+def item_state(cfg: RunConfig | Path | str, sha1: str) -> ItemState:
     """State of report ``sha1`` in 01_parse (done + key, failed + reason, or missing)."""
-    return _item_state(cfg.run_dir / STAGE, sha1, (report_file(sha1),))
+    return _item_state(run_dir_of(cfg) / STAGE, sha1, (report_file(sha1),))
 
 
 def load_parsed(cfg_or_path: RunConfig | Path | str, sha1: str | None = None) -> ParsedReport:
-    """``01_parse/<sha1>.json`` as a :class:`ParsedReport` (``load_parsed(cfg, sha1)``; a path also works);
+    """``01_parse/<sha1>.json`` as a :class:`ParsedReport` (``load_parsed(cfg or run dir, sha1)``; the
+    file's path alone also works);
     a clear error naming the file when missing or invalid."""
     from pydantic import ValidationError
 
-    path = Path(cfg_or_path) if sha1 is None else cfg_or_path.run_dir / STAGE / report_file(sha1)
+    path = Path(cfg_or_path) if sha1 is None else run_dir_of(cfg_or_path) / STAGE / report_file(sha1)
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: run stage 01_parse first (or its parse failed)")
     data = read_json(path)  # ValueError naming the file on bad JSON
