@@ -163,7 +163,7 @@ def run_answer(cfg: RunConfig, ds: Dataset, progress: bool = True, llm: Any = No
     outcomes = run_items(stage, items, work, executor=make_executor("threads", cfg.llm.concurrency),
                          progress=progress, unit="question")
     debug = [load_answer(cfg, q.qid).model_dump(mode="json") if outcomes[q.qid].ok
-             else na_record(q, f"failed in 06_answer: {outcomes[q.qid].error}") for q in ds.questions]
+             else na_record(q, f"failed in {STAGE}: {outcomes[q.qid].error}") for q in ds.questions]
     rows = [_answer_row(d) for d in debug]
     stage.write_jsonl("answers.jsonl", rows)
     sub = build_submission(rows, cfg.answer.team_email, cfg.answer.submission_name)
