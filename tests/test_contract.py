@@ -217,3 +217,17 @@ def test_an_executor_plugged_in_runs_every_stage_item_and_the_driver_writes(tmp_
         loop.use_executor(previous)
     assert seen == [f"{rep.sha1}.s80", f"{rep.sha1}.s300"]
     assert (cfg.run_dir / "03_chunk" / f"{rep.sha1}.s80.jsonl").exists()
+
+
+def test_a_missing_model_stops_the_stage_instead_of_failing_every_item(make_cfg):
+    from rag.core.loop import Item, run_items
+    from rag.core.stage import Stage
+    from rag.models.base import ModelUnavailable
+
+    def work(it):
+        raise ModelUnavailable("weights not found: run `make models`")
+
+    stage = Stage(make_cfg(), "05_retrieve")
+    with pytest.raises(ModelUnavailable, match="make models"):
+        run_items(stage, [Item("q0", "k"), Item("q1", "k")], work, progress=False)
+    assert stage.record("q0") is None  # nothing recorded as this item's failure

@@ -218,8 +218,11 @@ def run_items(stage, items: Sequence[Item], work: Callable[[Item], Result], *, e
     """Run ``items`` through ``work`` (see module contract); ``{item id: Outcome}`` in item order.
 
     ``raise_errors``: exception types that mean the stage cannot run at all (an upstream stage that never
-    ran): re-raised instead of recorded as one item's failure.
+    ran): re-raised instead of recorded as one item's failure; ``ModelUnavailable`` always is.
     """
+    from ..models.base import ModelUnavailable
+
+    raise_errors = tuple(raise_errors) + (ModelUnavailable,)
     outcomes: dict[str, Outcome] = {}
     todo: list[Item] = []
     for it in items:
