@@ -237,7 +237,7 @@ def run_items(stage, items: Sequence[Item], work: Callable[[Item], Result], *, e
     bar = Progress(stage.name, len(todo), unit, progress)
     if progress:
         n_blocked = sum(o.status == "blocked" for o in outcomes.values())
-        print(f"[{stage.name}] {len(items)} {unit}s: {len(todo)} to run, {len(outcomes) - n_blocked} current, "
+        print(f"[{stage.name}] {len(items)} items ({unit}): {len(todo)} to run, {len(outcomes) - n_blocked} current, "
               f"{n_blocked} blocked upstream", flush=True)
     try:
         for it, out, secs in (executor or _factory("serial", 1)).map(work, todo):
