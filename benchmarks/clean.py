@@ -24,9 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rag import clean, ocr  # noqa: E402
-from rag.config import load_config  # noqa: E402
-from rag.dataset import load_dataset  # noqa: E402
+from rag import clean  # noqa: E402
+from rag.clean import ocr  # noqa: E402
+from rag.core.config import load_config  # noqa: E402
+from rag.core.dataset import load_dataset  # noqa: E402
 
 
 def page_ratios(ds, parse_dir: Path | None, cfg) -> dict[str, list[tuple[int, int, float]]]:

@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rag.artifacts import read_manifest  # noqa: E402
-from rag.config import load_config  # noqa: E402
-from rag.dataset import load_dataset  # noqa: E402
+from rag.core.artifacts import read_manifest  # noqa: E402
+from rag.core.config import load_config  # noqa: E402
+from rag.core.dataset import load_dataset  # noqa: E402
 from rag.pipeline import parse_set  # noqa: E402
 
 
@@ -43,7 +43,8 @@ def run_stages(cfg, ds) -> dict[str, float]:
 
 
 def hit_rates(cfg, ds) -> tuple[list[dict], dict[str, float]]:
-    from rag.index import embed_query, load_report_index, rrf
+    from rag.index import embed_query, load_report_index
+    from rag.retrieve import rrf
 
     shas = {r.sha1 for r in ds.reports}
     top = cfg.retrieve.top_k_chunks
@@ -65,7 +66,8 @@ def hit_rates(cfg, ds) -> tuple[list[dict], dict[str, float]]:
             n = len(ix.chunks)
             dense = ix.dense(embed_query(cfg, q.text), n)
             sparse = ix.bm25(q.text, n)
-            hybrid = rrf([dense, sparse], cfg.retrieve.rrf_k)
+            fused = rrf([[i for i, _ in dense], [i for i, _ in sparse]], cfg.retrieve.rrf_k)
+            hybrid = sorted(fused.items(), key=lambda kv: -kv[1])
 
             def hit(ranking) -> bool:
                 return bool(pages & {ix.chunks[i].page for i, _ in ranking[:top]})

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rag.config import load_config  # noqa: E402
+from rag.core.config import load_config  # noqa: E402
 from rag.models import count_tokens, get_embedder, get_llm, shutdown_all  # noqa: E402
 
 FILLER = ("The group's revenue for the financial year rose by 4.2 percent to EUR 1,284.6 million, driven by "

@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rag.config import load_config  # noqa: E402
-from rag.dataset import load_dataset  # noqa: E402
+from rag.core.config import load_config  # noqa: E402
+from rag.core.dataset import load_dataset  # noqa: E402
 from rag.parse import run_parse  # noqa: E402
-from rag.artifacts import read_json  # noqa: E402
+from rag.core.artifacts import read_json  # noqa: E402
 
 
 def pdfium_text(pdfs: list[Path]) -> tuple[int, float]:

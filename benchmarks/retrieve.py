@@ -6,7 +6,7 @@
 
 Runs stages 01..04 through their ``run_*`` functions (current items are skipped, so an existing
 ``outputs/<run>`` is reused), then, for every variant, retrieves (and reranks) each question that has
-gold pages, in memory, and prints the retrieval metrics (``rag.metrics``: gold-pool hit@1/5/10,
+gold pages, in memory, and prints the retrieval metrics (``rag.evaluate.retrieval_metrics``: gold-pool hit@1/5/10,
 page recall@10, MRR, nDCG@10) with seconds per question. For rerank variants it also prints hit@k of the
 same candidates in pre-rerank order, i.e. rerank's own effect. ``--write`` then runs ``run_retrieve``
 with the preset's own config so ``05_retrieve`` is filled for the answer stage. Numbers only.
@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pandas as pd  # noqa: E402
 
-from rag.config import load_config  # noqa: E402
-from rag.dataset import load_dataset  # noqa: E402
-from rag.metrics import metrics_from_records  # noqa: E402
+from rag.core.config import load_config  # noqa: E402
+from rag.core.dataset import load_dataset  # noqa: E402
+from rag.evaluate.retrieval_metrics import metrics_from_records  # noqa: E402
 from rag.retrieve import retrieve_question, run_retrieve  # noqa: E402
 
 _NO_LEX = {"retrieve.lexicon_expansion": False}

@@ -13,8 +13,10 @@ When a variant sets ``chunk.sizes`` but not ``retrieve.chunk_size``, retrieval r
 size (otherwise it would ask for a size that was never indexed).
 
 Sharing unchanged stages (the strategy). Each variant is its own run ``outputs/<name>-NN-<slug>/``.
-A stage's output depends on the config sections of that stage *and every earlier one*
-(:data:`STAGE_SECTIONS`, cumulative). Before running variant *v*, for each stage in order, if an
+A stage's output depends on the config sections of that stage *and every stage it reads*, as declared
+once in :mod:`rag.core.deps` (``llm`` only where a stage calls the model: 02 serializing tables, 05
+reranking with the LLM or expanding queries, 06 always) — the same declarations the stages' currency
+keys use. Before running variant *v*, for each stage in order, if an
 earlier variant *u* of this ablation has the same cumulative signature for it, *u*'s stage folder is
 hard-linked (copied where links fail) into *v*'s run and the stage is not run; the first stage whose
 signature is new, and every later one, run for real through the stage functions
@@ -43,22 +45,12 @@ from typing import Any, Callable, Mapping, Sequence
 import pandas as pd
 
 from .ablate_grid import expand_grid, parse_axis, slug, variant_overrides
-from .artifacts import STAGES, hash_key, write_bytes_atomic, write_json_atomic, write_text_atomic
-from .config import RunConfig, load_config
-from .dataset import Dataset
+from .core.artifacts import STAGES, hash_key, write_bytes_atomic, write_json_atomic, write_text_atomic
+from .core.config import RunConfig, load_config
+from .core import deps
+from .core.dataset import Dataset
 
-# Config sections each stage reads itself; a stage's signature covers its sections and all earlier ones.
-# Top-level fields: data_dir (the inputs), seed, models_dir (which weights).
-STAGE_SECTIONS: dict[str, tuple[str, ...]] = {
-    "01_parse": ("data_dir", "seed", "models_dir", "parse"),
-    "02_clean": ("clean",),  # + llm when clean.serialize_tables (see _sections)
-    "03_chunk": ("chunk",),
-    "04_index": ("embed",),
-    "05_retrieve": ("retrieve", "rerank"),  # + llm when rerank.mode == "llm"
-    "06_answer": ("answer", "llm"),
-    "07_evaluate": (),  # always run: cheap, and it reads this run's own submission
-}
-PIPELINE = tuple(STAGE_SECTIONS)
+PIPELINE = deps.PIPELINE
 
 
 @dataclass
@@ -79,25 +71,12 @@ class Variant:
 
 
 # ---- signatures and sharing ------------------------------------------------------------------
-def _sections(cfg: RunConfig, stage: str) -> tuple[str, ...]:
-    extra = ()
-    if stage == "02_clean" and cfg.clean.serialize_tables:
-        extra = ("llm",)
-    if stage == "05_retrieve" and cfg.rerank.mode == "llm":
-        extra = ("llm",)
-    return STAGE_SECTIONS[stage] + extra
-
-
 def stage_signature(cfg: RunConfig, stage: str) -> str | None:
-    """Hash of everything ``stage``'s outputs depend on (cumulative over earlier stages); None = never share."""
-    if not STAGE_SECTIONS[stage]:
-        return None
-    dump = cfg.model_dump(mode="json")
-    parts = []
-    for s in PIPELINE[: PIPELINE.index(stage) + 1]:
-        if STAGE_SECTIONS[s]:
-            parts.append({sec: dump[sec] for sec in _sections(cfg, s)})
-    return hash_key(parts)
+    """Hash of everything ``stage``'s folder depends on from scratch (``rag.core.deps.lineage_signature``:
+    run inputs + the config sections of it and every stage it reads, ``llm`` where a stage calls the
+    model); None = never share. Item currency keys read the same declarations."""
+    sig = deps.lineage_signature(cfg, stage)
+    return None if sig is None else hash_key(sig)
 
 
 def link_stage(src_run: Path, dst_run: Path, stage: str) -> None:
@@ -218,8 +197,8 @@ def run_ablation(preset: str, data_dir: str, name: str, grid_specs: Sequence[str
                  stage_fns: Mapping[str, Callable[..., Any]] | None = None, ds: Dataset | None = None,
                  **top: Any) -> pd.DataFrame:
     """Run every variant (sharing unchanged stages), write the table + plot; return the table."""
-    from .dataset import load_dataset
-    from .plots import ablation_png
+    from .core.dataset import load_dataset
+    from .evaluate.plots import ablation_png
 
     axes = [parse_axis(s) for s in grid_specs]
     variants = plan(preset, data_dir, name, fixed or {}, expand_grid(axes), stages, **top)

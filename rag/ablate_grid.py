@@ -3,7 +3,7 @@
 Contract:
 - ``parse_axis("KEY=V1,V2,...") -> (key, values)``: values parsed as JSON when they parse, ``on``/``off``
   as true/false, commas inside brackets, braces or quotes do not split; a scalar given to a list field
-  of :class:`rag.config.RunConfig` is wrapped (``chunk.sizes=1000`` -> ``[1000]``). ConfigError when
+  of :class:`rag.core.config.RunConfig` is wrapped (``chunk.sizes=1000`` -> ``[1000]``). ConfigError when
   malformed.
 - ``expand_grid(axes) -> [overrides]``: the Cartesian product, first axis varying slowest.
 - ``variant_overrides(fixed, grid)``: fixed ``--set`` values + the variant's grid values; a variant
@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any, Mapping, Sequence, get_origin
 
-from .config import ConfigError, RunConfig
+from .core.config import ConfigError, RunConfig
 
 SLUG_CHARS = 40  # longest variant slug in a run name
 

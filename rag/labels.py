@@ -30,8 +30,8 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from .config import PROJECT_ROOT
-from .dataset import Dataset, Gold, PageRef
+from .core.config import PROJECT_ROOT
+from .core.dataset import Dataset, Gold, PageRef
 
 STATUSES = ("accepted", "corrected", "skipped")
 GOLD_STATUSES = ("accepted", "corrected")

@@ -5,9 +5,9 @@ from typing import Any
 
 import pandas as pd
 
-from .artifacts import read_manifest
-from .config import RunConfig
-from .dataset import Dataset
+from .core.artifacts import read_manifest
+from .core.config import RunConfig
+from .core.dataset import Dataset
 
 
 def setup(preset: str, data_dir: str, run: str, overrides: dict[str, Any] | None = None) -> tuple[RunConfig, Dataset]:

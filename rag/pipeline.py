@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .config import PROJECT_ROOT, RunConfig, load_config
-from .dataset import Dataset, load_dataset
+from .core.config import PROJECT_ROOT, RunConfig, load_config
+from .core.dataset import Dataset, load_dataset
 
 NOTEBOOKS = ("01_parse", "02_clean", "03_chunk", "04_index", "05_retrieve", "06_answer", "07_evaluate", "08_label")
 DEMO_DIR = "data/demo"
@@ -111,10 +111,14 @@ def run_notebooks(preset: str, data_dir: str, run: str, overrides: dict[str, Any
 def print_outcome(cfg: RunConfig) -> None:
     """Say where things are and, when 07 ran, the score."""
     print(f"\nOutputs: {cfg.run_dir}")
-    sub = cfg.run_dir / "06_answer" / "submission.json"
+    from .answer import submission_path
+
+    sub = submission_path(cfg)
     if sub.exists():
         print(f"Submission: {sub}")
-    scores = cfg.run_dir / "07_evaluate" / "scores.json"
+    from .evaluate import scores_path
+
+    scores = scores_path(cfg)
     if scores.exists():
         s = json.loads(scores.read_text())
         tot = s.get("totals", s)

@@ -24,7 +24,7 @@ def demo_dir(tmp_path_factory) -> Path:
 @pytest.fixture
 def make_cfg(tmp_path):
     """``make_cfg(data_dir, **overrides)`` -> a `test`-preset config writing under tmp_path."""
-    from rag.config import load_config
+    from rag.core.config import load_config
 
     def _make(data_dir: Path | str = "data/demo", run: str = "t", overrides: dict | None = None, preset: str = "test"):
         return load_config(preset, overrides=overrides, data_dir=str(data_dir), run=run,

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
-import types
 from pathlib import Path
 
 import pytest
 
-from rag import numbers as nums
+from rag.answer import numbers as nums
 from rag.answer import comparison_direction, run_answer
-from rag.artifacts import Stage, read_json, read_jsonl
-from rag.dataset import Dataset, Question, Report
+from rag.core.artifacts import read_json, read_jsonl
+from rag.core.stage import Stage
+from rag.core.dataset import Dataset, Question, Report
 from rag.models.base import FakeLLM, StructuredOutputError
-from rag.prompts import (PROMPTS_DIR, SCHEMAS, BooleanAnswer, NameAnswer, NamesAnswer, NumberAnswer,
+from rag.answer.prompts import (PROMPTS_DIR, SCHEMAS, BooleanAnswer, NameAnswer, NamesAnswer, NumberAnswer,
                          build_messages, prompt_version)
 
 A, B = "a" * 40, "b" * 40
@@ -98,7 +97,7 @@ def test_units_and_currencies():
     assert nums.scale_from_text("values in millions of EUR").currency == "EUR"
     assert nums.scale_from_text("Revenue grew in the year").factor is None
     assert nums.table_unit_for_value(CASHFLOW, "406,100").factor == 1000
-    # the clean stage's table header line (rag.clean / rag.units), a separator row, and a per-share row
+    # the clean stage's table header line (rag.clean / rag.clean.units), a separator row, and a per-share row
     clean_md = ("# Financial statements\nSome text of 2023.\n\nTable: Consolidated Statements of Income — values in "
                 "millions of EUR, except per share data (as printed: \"(in EUR millions, except per share)\")\n"
                 "| | 2023 | 2022 |\n|---|---|---|\n| Revenue | 1,312.4 | 1,215.0 |\n| EPS | 1.25 | 1.10 |")
@@ -316,31 +315,38 @@ def test_comparative_from_retrieval_record_picks_in_code(make_cfg):
     assert sub["answers"][0]["value"] == "Beta Ltd" and sub["answers"][0]["kind"] == "comparative"
 
 
-def test_comparative_live_split_excludes_na_and_currency(make_cfg, monkeypatch):
+def test_comparative_excludes_na_and_currency(make_cfg):
     cfg = make_cfg()
     ds = make_ds([(CMP_Q.replace("highest", "lowest"), "comparative")], currency={B: "EUR"})
-    write_retrieval(cfg, "q000", [], sha1s=[A, B])
-    calls = []
-    route = types.ModuleType("rag.route")
-    route.split_comparative = lambda text, kind, reports: {A: "Total assets (in USD) of Acme Corp?",
-                                                           B: "Total assets (in USD) of Beta Ltd?"}
-    retrieve = types.ModuleType("rag.retrieve")
-
-    def retrieve_pages(cfg_, text, sha1):
-        calls.append(sha1)
-        name = "Acme" if sha1 == A else "Beta"
-        return [page(sha1, 2, f"{name} total assets 500", 1.0)]
-
-    retrieve.retrieve_pages = retrieve_pages
-    monkeypatch.setitem(sys.modules, "rag.route", route)
-    monkeypatch.setitem(sys.modules, "rag.retrieve", retrieve)
+    pages = [page(A, 2, "Acme total assets 500", 1.0), page(B, 2, "Beta total assets 400", 1.0)]
+    write_retrieval(cfg, "q000", pages, sub_questions={A: "Total assets (in USD) of Acme Corp?",
+                                                       B: "Total assets (in USD) of Beta Ltd?"})
     llm = _cmp_llm({"Acme": "500", "Beta": "400"})
     run_answer(cfg, ds, progress=False, llm=llm, counter=COUNT)
     d = read_json(cfg.run_dir / "06_answer" / "debug" / "q000.json")
-    assert calls == [A, B]
     # Beta's figure is in EUR (report currency): N/A, excluded, so the lowest is Acme at 500
     assert [s["value"] for s in d["sub_answers"]] == [500, "N/A"] and d["value"] == "Acme Corp"
     assert d["references"] == [{"sha1": A, "page": 2}]
+
+
+def test_comparative_without_sub_questions_says_rerun_05_and_never_searches(make_cfg, monkeypatch):
+    """06 stays in its lane: a 05 record without sub-questions is an error naming 05, not a live search."""
+    import rag.retrieve
+    import rag.retrieve.search
+
+    cfg = make_cfg()
+    ds = make_ds([(CMP_Q, "comparative")])
+    write_retrieval(cfg, "q000", [], sha1s=[A, B])
+    searched = []
+    for mod in (rag.retrieve, rag.retrieve.search):  # any search at all is a failure of this test
+        monkeypatch.setattr(mod, "retrieve_pages", lambda *a, **k: searched.append(a) or [])
+    monkeypatch.setattr(rag.retrieve.search, "search_chunks", lambda *a, **k: searched.append(a) or {})
+    df = run_answer(cfg, ds, progress=False, llm=_cmp_llm({"Acme": "1", "Beta": "2"}), counter=COUNT)
+    assert searched == []
+    row = df.set_index("qid").loc["q000"]
+    assert row["status"] == "failed" and row["value"] == "N/A" and "re-run stage 05_retrieve" in row["na_reason"]
+    man = read_json(cfg.run_dir / "06_answer" / "manifest.json")
+    assert man["counts"]["failed"] == 1 and "re-run stage 05_retrieve" in man["failures"]["q000"]
 
 
 def test_comparative_prompt_when_direction_unclear(make_cfg):
@@ -374,7 +380,7 @@ def test_missing_retrieval_is_a_clear_error(make_cfg):
 def test_answer_real_small_model_on_demo(demo_dir, make_cfg):
     """Stages 01-05 for real on the demo corpus (no LLM reranking), then 06 with the 0.5B model on one
     number question; checks the export and the debug record, not the model's accuracy."""
-    from rag.dataset import load_dataset
+    from rag.core.dataset import load_dataset
     from rag.models import ModelUnavailable, get_llm
 
     stages = [pytest.importorskip(f"rag.{m}") for m in ("parse", "clean", "chunk", "index", "retrieve")]
@@ -447,7 +453,7 @@ def test_finalize_references_rules(make_cfg):
 
 
 def test_missing_or_malformed_prompt_file_named(tmp_path):
-    from rag.prompts import PromptError
+    from rag.answer.prompts import PromptError
 
     copy = tmp_path / "prompts"
     shutil.copytree(PROMPTS_DIR, copy)

@@ -8,7 +8,9 @@ import time
 
 import pytest
 
-from rag.artifacts import Stage, hash_key, read_json, write_json_atomic
+from rag.core.artifacts import hash_key, read_json, write_json_atomic
+
+from rag.core.stage import Stage
 
 
 def test_atomic_write_and_manifest(make_cfg):
@@ -51,7 +53,7 @@ def test_kill_9_mid_write_never_corrupts(tmp_path):
     target = tmp_path / "big.json"
     code = textwrap.dedent(f"""
         import sys; sys.path.insert(0, {str(os.getcwd())!r})
-        from rag.artifacts import write_json_atomic
+        from rag.core.artifacts import write_json_atomic
         i = 0
         while True:
             write_json_atomic({str(target)!r}, {{"i": i, "pad": "x" * 2_000_000}})

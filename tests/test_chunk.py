@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from rag.artifacts import read_jsonl, write_json_atomic
+from rag.core.artifacts import read_json, read_jsonl, write_json_atomic
 from rag.chunk import atoms, chunk_report, pack, run_chunk, split_page, table_pieces, token_counter
-from rag.dataset import Dataset, Report
-from rag.records import Chunk, CleanPage, CleanReport, CleanTable
+from rag.core.dataset import Dataset, Report
+from rag.core.records import Chunk, CleanPage, CleanReport, CleanTable
 
 
 WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
@@ -230,8 +230,11 @@ def test_bad_clean_file_names_the_file(make_cfg, tmp_path):
     rep = make_report()
     path = cfg.run_dir / "02_clean" / f"{rep.sha1}.json"
     write_json_atomic(path, {"sha1": rep.sha1, "pages": "nope"})
-    with pytest.raises(ValueError, match=re.escape(str(path))):
-        run_chunk(cfg, _ds(tmp_path, [rep]), progress=False)
+    # one bad input is that item's failure (named with its file), not the stage's: the others go on
+    df = run_chunk(cfg, _ds(tmp_path, [rep]), progress=False)
+    assert df["error"].str.contains(re.escape(str(path))).all()
+    man = read_json(cfg.run_dir / "03_chunk" / "manifest.json")
+    assert man["counts"]["failed"] == len(cfg.chunk.sizes) and str(path) in str(man["failures"])
     os.remove(path)
     with pytest.raises(FileNotFoundError, match="02_clean"):
         run_chunk(cfg, _ds(tmp_path, [rep]), progress=False)

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from rag import clean, units
-from rag.artifacts import read_json
-from rag.dataset import Dataset, Report
+from rag import clean
+from rag.clean import units
+from rag.core.artifacts import read_json
+from rag.core.dataset import Dataset, Report
 from rag.models.base import FakeLLM
-from rag.records import CleanReport, PageMetrics, ParsedPage, ParsedReport, ParsedTable, TextBlock
+from rag.core.records import CleanReport, PageMetrics, ParsedPage, ParsedReport, ParsedTable, TextBlock
 
 SHA = "a" * 40
 
@@ -185,7 +186,7 @@ def test_detect_unit_priority_and_sources():
 
 
 def test_unit_line_is_read_back_by_the_answer_stage():
-    from rag.numbers import scale_from_text
+    from rag.answer.numbers import scale_from_text
 
     u = units.detect_unit("Consolidated income statement\n(in thousands, except per share data)", ["", "2024"],
                           "", [], ["$ 12"], "USD")
@@ -283,7 +284,7 @@ def test_ocr_reads_image_only_pages_within_the_cap(tmp_path, make_cfg):
 
 def test_garbled_page_goes_to_ocr_first(tmp_path, make_cfg, monkeypatch):
     """Planning only (OCR stubbed): garbled pages, most garbled first, before text-less ones."""
-    from rag import ocr
+    from rag.clean import ocr
 
     calls = []
 
@@ -312,7 +313,7 @@ def _dataset(tmp_path: Path, sha1s: list[str]) -> Dataset:
 
 
 def _write_parsed(cfg, parsed: ParsedReport) -> Path:
-    from rag.artifacts import write_json_atomic
+    from rag.core.artifacts import write_json_atomic
 
     return write_json_atomic(cfg.run_dir / "01_parse" / f"{parsed.sha1}.json", parsed.model_dump(mode="json"))
 
@@ -378,8 +379,8 @@ def test_serialize_tables_with_fake_llm(tmp_path, make_cfg, monkeypatch):
 
 # ---- real parse -> clean on the demo corpus ---------------------------------------------------------------------------
 def test_run_clean_on_parsed_demo_corpus(demo_dir, make_cfg):
-    from rag.chunk import load_clean
-    from rag.dataset import load_dataset
+    from rag.clean import load_clean
+    from rag.core.dataset import load_dataset
     from rag.parse import run_parse
 
     ds = load_dataset(demo_dir)

@@ -1,6 +1,6 @@
 import pytest
 
-from rag.config import ConfigError, RunConfig, available_presets, load_config
+from rag.core.config import ConfigError, RunConfig, available_presets, load_config
 
 
 def test_presets_exist_and_load():

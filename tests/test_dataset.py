@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.dataset import DatasetError, load_dataset, parse_ref
+from rag.core.dataset import DatasetError, load_dataset, parse_ref
 from conftest import SHARED_DEV
 
 

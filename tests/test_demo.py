@@ -10,7 +10,7 @@ import pypdfium2 as pdfium
 import pytest
 
 from rag import demo
-from rag.dataset import KINDS, load_dataset
+from rag.core.dataset import KINDS, load_dataset
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rag.dataset import Dataset, Gold, PageRef, Question, load_dataset
+from rag.core.dataset import Dataset, Gold, PageRef, Question, load_dataset
 from rag.evaluate import (SubmissionError, compare_runs, evaluate_submission, load_submission, run_evaluate,
                           score_answer, score_references)
 
@@ -181,7 +181,7 @@ def test_all_na_dev_scores_16_4_of_33(tmp_path):
 
 # ---- stage + compare + plots (real files) ----------------------------------------------
 def test_run_evaluate_writes_files_and_compare(make_cfg, tmp_path):
-    from rag.artifacts import Stage
+    from rag.core.stage import Stage
 
     ds = _tiny_ds(tmp_path)
     runs = []
@@ -216,7 +216,7 @@ def test_run_evaluate_writes_files_and_compare(make_cfg, tmp_path):
 
 
 def test_plots_retrieval_hit_and_ablation():
-    from rag import plots
+    from rag.evaluate import plots
 
     ret = pd.DataFrame({"qid": ["q0", "q1"], "hit@1": [1, 0], "hit@5": [1, 1], "recall": [0.5, 0.2]})
     assert plots.hit_at_k(ret) == {1: 0.5, 5: 1.0}
@@ -264,7 +264,7 @@ def test_run_evaluate_on_demo_corpus(demo_dir, make_cfg):
 def _fake_stages(calls: list, fail_run: str | None = None):
     """Stage functions that write a marker file + manifest; 06 writes a submission whose value is
     right only when rerank.mode == "llm"; 07 is the real scorer."""
-    from rag.artifacts import Stage
+    from rag.core.stage import Stage
 
     def make(name):
         def fn(cfg, ds, progress=True):

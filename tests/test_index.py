@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 import rag.index as rix
-from rag.artifacts import write_json_atomic
+from rag.core.artifacts import write_json_atomic
 from rag.chunk import run_chunk
-from rag.dataset import Dataset, Report
-from rag.index import IndexMismatch, bm25_tokens, embed_query, load_report_index, rrf, run_index
+from rag.core.dataset import Dataset, Report
+from rag.index import IndexMismatch, bm25_tokens, embed_query, load_report_index, run_index
+from rag.retrieve import rrf
 from rag.models.base import HashEmbedder
-from rag.records import CleanPage, CleanReport
+from rag.core.records import CleanPage, CleanReport
 
 
 class CountingEmbedder(HashEmbedder):
@@ -63,9 +64,9 @@ def test_bm25_tokens_keep_numbers_drop_stopwords():
 
 
 def test_rrf_fuses_by_rank():
-    fused = rrf([[(1, 9.0), (2, 5.0)], [(2, 0.9), (3, 0.8)]], k=60)
-    assert fused[0][0] == 2 and {i for i, _ in fused} == {1, 2, 3}
-    assert fused[0][1] == pytest.approx(1 / 62 + 1 / 61)
+    fused = rrf([[1, 2], [2, 3]], k=60)  # ids of two rankings, best first (their scores do not count)
+    assert max(fused, key=fused.get) == 2 and set(fused) == {1, 2, 3}
+    assert fused[2] == pytest.approx(1 / 62 + 1 / 61)
 
 
 def test_round_trip_hash_embedder_and_bm25(make_cfg, tmp_path, monkeypatch):
@@ -154,7 +155,7 @@ def test_real_chain_on_demo_corpus(demo_dir, make_cfg):
     retrieval among the top 5 chunks (first for at least 3 in 4)."""
     pytest.importorskip("rag.clean", reason="stage 02_clean not written yet")
     from rag.clean import run_clean
-    from rag.dataset import load_dataset
+    from rag.core.dataset import load_dataset
     from rag.parse import run_parse
 
     ds = load_dataset(demo_dir)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.dataset import Dataset, PageRef, Question, Report, load_dataset
+from rag.core.dataset import Dataset, PageRef, Question, Report, load_dataset
 from rag.labels import (LabelError, append_label, label_counts, label_state, labels_as_gold, labels_path,
                         latest_labels, read_labels)
 
@@ -90,7 +90,7 @@ def test_bad_label_lines_and_values_are_errors(tmp_path):
 
 
 def test_labels_path_rule(tmp_path):
-    from rag.config import PROJECT_ROOT
+    from rag.core.config import PROJECT_ROOT
 
     inside = Dataset(root=PROJECT_ROOT / "data" / "demo", name="demo", reports=(), questions=(), gold={})
     assert labels_path(inside) == (PROJECT_ROOT / "data" / "demo" / "labels.jsonl").resolve()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from test_retrieve import FakeIndex, _chunk, _embed  # tests/ is on sys.path (pytest rootdir import, as conftest)
 
-from rag.query import LexiconError, lexicon_hash, lexicon_path, lexicon_terms, lexicon_topics
+from rag.retrieve.query import LexiconError, lexicon_hash, lexicon_path, lexicon_terms, lexicon_topics
 from rag.retrieve import retrieve_pages
 
 SHA = "b" * 40
@@ -91,7 +91,7 @@ def test_bad_lexicon_file_names_the_file_and_problem(make_cfg, tmp_path, content
 
 
 def test_editing_the_lexicon_changes_the_stage_key(make_cfg, tmp_path):
-    from rag.dataset import Question
+    from rag.core.dataset import Question
     from rag.retrieve import question_key
 
     path = tmp_path / "lex.toml"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from pydantic import BaseModel
 
-from rag.config import load_config
+from rag.core.config import load_config
 from rag.models import count_tokens, get_embedder, get_encoding, get_llm, weights
 from rag.models.llama_server import stop_all_servers
 

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from rag import parse, table_render, tables
-from rag.artifacts import read_json
-from rag.dataset import load_dataset
-from rag.records import ParsedReport
+from rag import parse
+from rag.parse import render as table_render, tables
+from rag.core.artifacts import read_json
+from rag.core.dataset import load_dataset
+from rag.core.records import ParsedReport
 
 SENTENCE = "The quick brown auditor signed the statements on March 3, 2024."
 TABLE = [  # label, 2023, 2022 — drawn as a borderless financial table on page 3
@@ -147,8 +148,8 @@ def test_resume_skips_current_reports(tmp_path, make_cfg, pdf_bytes):
     parse.run_parse(cfg, ds, progress=False)
     out = {r.sha1: cfg.run_dir / "01_parse" / f"{r.sha1}.json" for r in ds.reports}
     mtimes = {s: p.stat().st_mtime_ns for s, p in out.items()}
-    # Simulate a run killed before the second report finished: its key is gone.
-    (cfg.run_dir / "01_parse" / ".keys" / f"{ds.reports[1].sha1}.key").unlink()
+    # Simulate a run killed before the second report finished: its item record is gone.
+    (cfg.run_dir / "01_parse" / ".items" / f"{ds.reports[1].sha1}.json").unlink()
     df = parse.run_parse(cfg, ds, progress=False)
     assert out[ds.reports[0].sha1].stat().st_mtime_ns == mtimes[ds.reports[0].sha1]
     assert out[ds.reports[1].sha1].stat().st_mtime_ns != mtimes[ds.reports[1].sha1]

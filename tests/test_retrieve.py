@@ -10,12 +10,12 @@ import types
 import numpy as np
 import pytest
 
-from rag.dataset import Dataset, Gold, PageRef, Question, Report
-from rag.metrics import question_metrics, summarize, per_question, rank_lists
+from rag.core.dataset import Dataset, Gold, PageRef, Question, Report
+from rag.evaluate.retrieval_metrics import question_metrics, summarize, per_question, rank_lists
 from rag.models.base import FakeLLM, HashEmbedder, ModelUnavailable
-from rag.records import Chunk, CleanPage, CleanReport
-from rag.query import search_text
-from rag.rerank import RerankError, rerank
+from rag.core.records import Chunk, CleanPage, CleanReport, RetrievalRecord
+from rag.retrieve.query import search_text
+from rag.retrieve.rerank import RerankError, rerank
 from rag.retrieve import CandidatePage, lift_to_pages, retrieve_pages, rrf, run_retrieve, search_chunks
 
 SHA = "a" * 40
@@ -214,8 +214,9 @@ def test_metrics_by_hand():
 
 
 def test_rank_lists_orders():
-    rec = {"candidates": {SHA: [{"page": 5, "scores": {"final": 0.9, "retrieval": 0.2}},
-                                {"page": 6, "scores": {"final": 0.5, "retrieval": 1.0}}]}}
+    rec = RetrievalRecord(qid="q0", question="?", kind="number", candidates={SHA: [
+        CandidatePage(sha1=SHA, page=5, text="", scores={"final": 0.9, "retrieval": 0.2}),
+        CandidatePage(sha1=SHA, page=6, text="", scores={"final": 0.5, "retrieval": 1.0})]})
     assert rank_lists(rec) == {SHA: [5, 6]} and rank_lists(rec, "retrieval") == {SHA: [6, 5]}
 
 
@@ -237,9 +238,15 @@ def test_run_retrieve_with_fakes(make_cfg, tmp_path, monkeypatch):
     ds = _fake_dataset(tmp_path)
     cfg = make_cfg(data_dir=tmp_path, overrides={"rerank.mode": "llm", "rerank.candidates": 2})
     idx = {SHA: FakeIndex(CHUNKS), "b" * 40: FakeIndex([_chunk(1, 0, "net cash from operating activities", "b" * 40)])}
+    import rag
+    from rag.core.stage import ItemState
+
+    # 04 stands in whole: its indexes, its query embedding and the state of its items (05's upstream keys)
     fake_index = types.SimpleNamespace(load_report_index=lambda cfg, sha1, size=None: idx[sha1],
-                                       embed_query=lambda cfg, text: _embed(text))
+                                       embed_query=lambda cfg, text: _embed(text), STAGE="04_index",
+                                       item_state=lambda cfg, sha1, size: ItemState("done", f"k-{sha1}", ""))
     monkeypatch.setitem(sys.modules, "rag.index", fake_index)
+    monkeypatch.delattr(rag, "index", raising=False)  # `from .. import index` must find the stand-in
     llm = FakeLLM(lambda m, s: {"pages": [{"page": 1, "reason": "ok", "relevance": 0.5}]})
     import rag.models
     monkeypatch.setattr(rag.models, "get_llm", lambda cfg: llm, raising=False)
@@ -263,8 +270,9 @@ def test_run_retrieve_with_fakes(make_cfg, tmp_path, monkeypatch):
     n_calls = len(llm.calls)
     again = run_retrieve(cfg, ds, progress=False)  # everything current: skipped, no LLM calls
     assert again.skipped.all() and len(llm.calls) == n_calls
-    pq = per_question({q: json.loads((cfg.run_dir / "05_retrieve" / f"{q}.json").read_text())
-                       for q in ("q000", "q001", "q002")}, ds)
+    from rag.retrieve import load_retrieval
+
+    pq = per_question({q: load_retrieval(cfg, q) for q in ("q000", "q001", "q002")}, ds)
     assert list(pq.qid) == ["q000", "q002"]  # q001 has no gold pools
     table = summarize(pq)
     assert table.iloc[0]["group"] == "all" and table.iloc[0]["n"] == 2 and table.iloc[0]["hit@10"] == 1.0
@@ -278,9 +286,9 @@ def test_real_retrieval_on_demo(demo_dir, make_cfg):
         pytest.importorskip(mod, reason=f"upstream stage module {mod} has not landed yet")
     from rag.chunk import run_chunk
     from rag.clean import run_clean
-    from rag.dataset import load_dataset
+    from rag.core.dataset import load_dataset
     from rag.index import run_index
-    from rag.metrics import retrieval_metrics
+    from rag.evaluate.retrieval_metrics import retrieval_metrics
     from rag.parse import run_parse
 
     cfg = make_cfg(data_dir=demo_dir, overrides={"rerank.mode": "none", "clean.ocr": False})
@@ -303,10 +311,10 @@ def test_real_retrieval_on_demo(demo_dir, make_cfg):
         llm = get_llm(llm_cfg)
     except ModelUnavailable as e:
         pytest.skip(f"local LLM unavailable: {e}")
-    rec = next(r for r in load_records(cfg, ds).values() if r["candidates"])
-    sha1, cands = next(iter(rec["candidates"].items()))
+    rec = next(r for r in load_records(cfg, ds).values() if r.candidates)
+    sha1, cands = next(iter(rec.candidates.items()))
     try:
-        pages, usage = rerank(llm_cfg, rec["question"], [CandidatePage(**c) for c in cands], llm=llm)
+        pages, usage = rerank(llm_cfg, rec.question, list(cands), llm=llm)
     finally:
         shutdown_all()
     assert usage.requests >= 1 and all(0.0 <= p.scores["llm"] <= 1.0 for p in pages[:3] if p.scores["llm"] is not None)
@@ -338,7 +346,7 @@ def test_viewer_html_marks_gold_and_unrouted():
 
 
 def test_page_excerpt_picks_the_relevant_lines():
-    from rag.rerank import page_excerpt
+    from rag.retrieve.rerank import page_excerpt
 
     page = "\n".join(["Intro text about the year."] * 40 + ["Dividend per share 0.42 USD declared"] + ["Other."] * 40)
     ex = page_excerpt(page, "What was the dividend per share?", 200)

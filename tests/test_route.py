@@ -1,7 +1,7 @@
 """Routing questions to reports by company name, and comparative sub-questions."""
 from __future__ import annotations
 
-from rag.route import name_variants, normalize_tokens, route, split_comparative, sub_question
+from rag.retrieve.route import name_variants, normalize_tokens, route, split_comparative, sub_question
 
 REPORTS = {
     "n": "Northwind Logistics Inc.",

@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--setup", action="store_true", help="one short uncached completion (setup's proof)")
     ap.add_argument("--no-cache", action="store_true", help="bypass the completion cache (a real call)")
     args = ap.parse_args(argv)
-    from ..config import load_config
+    from ..core.config import load_config
     from . import count_tokens, get_embedder, get_llm, shutdown_all
     from .base import ModelError
 

@@ -31,7 +31,7 @@ def _encoding(name: str, models_dir: str):
 
 def get_encoding(cfg=None, name: str | None = None):
     """tiktoken ``Encoding`` (default ``cfg.chunk.encoding``, i.e. cl100k_base), loaded offline, cached."""
-    from ..config import RunConfig
+    from ..core.config import RunConfig
 
     cfg = cfg or RunConfig()
     return _encoding(name or cfg.chunk.encoding, str(cfg.path("models_dir")))

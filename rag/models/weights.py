@@ -78,7 +78,7 @@ ALL_NAMES = (*GGUF, *EMBEDDING_PACKAGES, *ENCODINGS)
 
 
 def default_models_dir() -> Path:
-    from ..config import PROJECT_ROOT, RunConfig
+    from ..core.config import PROJECT_ROOT, RunConfig
 
     return PROJECT_ROOT / RunConfig().models_dir
 

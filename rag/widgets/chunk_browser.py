@@ -11,28 +11,22 @@ from pathlib import Path
 
 import ipywidgets as w
 
-from ..chunk import STAGE, load_chunks
-from ..config import RunConfig
-from ..records import Chunk
+from ..chunk import STAGE, chunked_sizes, load_chunks
+from ..core.config import RunConfig
+from ..core.records import Chunk
 
 ALL = "all"
 KINDS = (ALL, "text", "table", "serialized_table")
 
 
 def _reports(cfg: RunConfig) -> dict[str, list[int]]:
-    """sha1 -> sizes found in 03_chunk (file names ``<sha1>.s<size>.jsonl``)."""
-    out: dict[str, list[int]] = {}
-    d = cfg.run_dir / STAGE
-    for p in sorted(d.glob("*.s*.jsonl")) if d.exists() else []:
-        sha1, _, size = p.name[: -len(".jsonl")].rpartition(".s")
-        if size.isdigit():
-            out.setdefault(sha1, []).append(int(size))
-    return {k: sorted(v) for k, v in out.items()}
+    """sha1 -> sizes chunked in this run (read through the owner, ``rag.chunk.chunked_sizes``)."""
+    return chunked_sizes(cfg)
 
 
 def _companies(cfg: RunConfig) -> dict[str, str]:
     try:
-        from ..dataset import load_dataset
+        from ..core.dataset import load_dataset
 
         return {r.sha1: r.company for r in load_dataset(Path(cfg.path("data_dir")), check_hashes=False).reports}
     except Exception:  # the browser still works on sha1s alone

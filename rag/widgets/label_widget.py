@@ -14,8 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..config import RunConfig
-from ..dataset import Dataset, PageRef, Question
+from ..core.config import RunConfig
+from ..core.dataset import Dataset, PageRef, Question
 from ..labels import append_label, label_state, labels_path, latest_labels
 from .page_viewer import render_page_png
 
@@ -27,9 +27,10 @@ PAGE_TEXT_CHARS = 6000  # page text shown under a page image
 # ---- data (no ipywidgets needed) -----------------------------------------------------------
 def model_answers(cfg: RunConfig) -> dict[str, dict[str, Any]]:
     """``{question text: {"value", "refs"}}`` from the run's submission; {} when 06 has not run."""
+    from ..answer import submission_path
     from ..evaluate import load_submission
 
-    p = cfg.run_dir / "06_answer" / "submission.json"
+    p = submission_path(cfg)
     return load_submission(p) if p.exists() else {}
 
 
@@ -49,24 +50,25 @@ def _walk(node: Any, depth: int = 0):
 def reasoning_text(cfg: RunConfig, qid: str) -> str:
     """The reasoning fields found anywhere in ``06_answer/debug/<qid>.json`` (e.g. each call's
     ``parsed.step_by_step_analysis``), as text; the raw record when none is found."""
-    p = cfg.run_dir / "06_answer" / "debug" / f"{qid}.json"
-    if not p.exists():
+    from ..answer import load_answer
+
+    try:
+        data = load_answer(cfg, qid).model_dump(mode="json")
+    except FileNotFoundError:
         return "(no debug record)"
-    data = json.loads(p.read_text(encoding="utf-8"))
     found = [f"{k}: " + (v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))
              for k, v in _walk(data) if k in REASONING_KEYS and v not in (None, "", [])]
     return "\n\n".join(dict.fromkeys(found)) or json.dumps(data, ensure_ascii=False, indent=1)[:PAGE_TEXT_CHARS]
 
 
 def page_text(cfg: RunConfig, sha1: str, page: int) -> str:
-    """Markdown of 1-based ``page`` from ``02_clean/<sha1>.json`` ('' when absent)."""
-    p = cfg.run_dir / "02_clean" / f"{sha1}.json"
-    if not p.exists():
+    """Markdown of 1-based ``page`` of a clean report (through ``rag.clean.page_texts``; '' when absent)."""
+    from ..clean import page_texts
+
+    try:
+        return page_texts(cfg, sha1)[1].get(page, "")
+    except FileNotFoundError:
         return ""
-    for pg in json.loads(p.read_text(encoding="utf-8")).get("pages", []):
-        if pg.get("page") == page:
-            return pg.get("markdown", "")
-    return ""
 
 
 def parse_pages(text: str, ds: Dataset, default_sha1: str | None = None) -> list[PageRef]:

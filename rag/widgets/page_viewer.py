@@ -13,8 +13,8 @@ import io
 from pathlib import Path
 from typing import Callable
 
-from ..artifacts import read_json
-from ..records import ParsedPage, ParsedReport
+from ..core.artifacts import read_json
+from ..core.records import ParsedPage, ParsedReport
 
 _STYLE = ("<style>.rag-pv table{border-collapse:collapse;font-size:11px;margin:4px 0}"
           ".rag-pv td,.rag-pv th{border:1px solid #bbb;padding:1px 4px}.rag-pv th{background:#eef}"
@@ -79,23 +79,27 @@ def _image_viewer(pdf_path: Path | str, title_html: str, value: int, last: int, 
     return w.VBox([title, slider, w.HBox([image, right])])
 
 
-def page_viewer(parsed_report_path: Path | str, pdf_path: Path | str, page: int = 1, scale: float = 1.0):
-    """Slider + page image + parsed blocks/tables for one ``01_parse/<sha1>.json``."""
-    rep = ParsedReport.model_validate(read_json(parsed_report_path))
+def page_viewer(report: ParsedReport | Path | str, pdf_path: Path | str, page: int = 1, scale: float = 1.0):
+    """Slider + page image + parsed blocks/tables of one parsed report (``rag.parse.load_parsed(cfg, sha1)``,
+    or the path of its file)."""
+    from ..parse import load_parsed
+
+    rep = report if isinstance(report, ParsedReport) else load_parsed(report)
     pages = {p.page: p for p in rep.pages}
     title = f"<b>{html.escape(Path(rep.pdf).name)}</b> · {rep.n_pages} pages · pipeline {rep.pipeline}"
     return _image_viewer(pdf_path, title, min(max(page, 1), rep.n_pages), max(rep.n_pages, 1), scale,
                          lambda n: page_html(pages[n]) if n in pages else "<i>page not parsed</i>")
 
 
-def clean_viewer(clean_report_path: Path | str, pdf_path: Path | str, page: int = 1, scale: float = 1.0):
-    """Slider + page image + the cleaned Markdown of one ``02_clean/<sha1>.json`` (tables with their unit line).
+def clean_viewer(report, pdf_path: Path | str, page: int = 1, scale: float = 1.0):
+    """Slider + page image + the cleaned Markdown of one clean report (``rag.clean.load_clean(cfg, sha1)``,
+    or the path of its file; tables with their unit line).
 
     Pages are 1-based, as in every record. OCR'd pages are flagged in the title line of the page.
     """
-    from ..records import CleanReport
+    from ..core.records import CleanReport
 
-    rep = CleanReport.model_validate(read_json(clean_report_path))
+    rep = report if isinstance(report, CleanReport) else CleanReport.model_validate(read_json(report))
     pages = {p.page: p for p in rep.pages}
     last = max(pages) if pages else 1
     title = f"<b>{html.escape(rep.company)}</b> · {len(rep.pages)} pages · OCR pages {rep.ocr_pages or 'none'}"

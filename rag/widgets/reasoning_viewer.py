@@ -71,11 +71,14 @@ def reasoning_viewer(cfg_or_dir: Any, ds: Any = None):
     folder path. ``ds`` is accepted for symmetry with the other viewers and unused."""
     import ipywidgets as w
 
-    folder = Path(cfg_or_dir) if isinstance(cfg_or_dir, (str, Path)) else cfg_or_dir.run_dir / "06_answer" / "debug"
-    files = sorted(folder.glob("*.json"))
-    if not files:
-        return w.HTML(f"<p>No debug records in {html.escape(str(folder))}: run stage 06_answer first.</p>")
-    records = {f.stem: json.loads(f.read_text(encoding="utf-8")) for f in files}
+    from ..answer import load_answers
+
+    # a folder: the run's 06_answer/debug folder (as before) or the run folder itself
+    run = Path(cfg_or_dir).parent.parent if isinstance(cfg_or_dir, (str, Path)) and Path(cfg_or_dir).name == "debug" \
+        else cfg_or_dir
+    records = {q: r.model_dump(mode="json") for q, r in load_answers(run).items()}
+    if not records:
+        return w.HTML(f"<p>No debug records in {html.escape(str(run))}: run stage 06_answer first.</p>")
     options = [(f"{k} [{r['kind']}] {r['question_text'][:70]}", k) for k, r in records.items()]
     pick = w.Dropdown(options=options, description="question", layout=w.Layout(width="95%"))
     body = w.HTML(render_debug_html(records[options[0][1]]))

@@ -1,10 +1,11 @@
 """Notebook widget: step through questions and see each candidate page with its scores and reasons.
 
-``retrieval_viewer(retrieve_dir, gold=None, page_chars=1500) -> ipywidgets.VBox``
+``retrieval_viewer(run, gold=None, page_chars=1500) -> ipywidgets.VBox``
 
-- ``retrieve_dir``: the run's ``05_retrieve`` folder (``<qid>.json`` records), or a ``{qid: record}`` dict.
+- ``run``: a RunConfig or run folder (records read through ``rag.retrieve.load_retrievals``; the run's
+  05_retrieve folder also works), or a ``{qid: record}`` dict.
 - ``gold``: optional ``{qid: set of (sha1, page)}`` (1-based pages) to mark gold pages with a star;
-  :func:`gold_pages` builds it from a :class:`rag.dataset.Dataset`.
+  :func:`gold_pages` builds it from a :class:`rag.core.dataset.Dataset`.
 
 Prev / Next buttons and a question dropdown pick the question; for each routed report the candidate
 pages are listed best first: page, final / retrieval / llm / dense / bm25 / fused scores, the reranker's
@@ -16,7 +17,6 @@ import html
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..artifacts import read_json
 
 SCORE_COLUMNS = ("final", "retrieval", "llm", "cross_encoder", "dense", "bm25", "fused")
 _STYLE = ("<style>.rag-rv table{border-collapse:collapse;font-size:12px}.rag-rv td,.rag-rv th{border:1px solid "
@@ -24,14 +24,16 @@ _STYLE = ("<style>.rag-rv table{border-collapse:collapse;font-size:12px}.rag-rv 
           ".rag-rv pre{white-space:pre-wrap;font-size:11px;max-height:300px;overflow:auto}</style>")
 
 
-def load_records(retrieve_dir: Path | str | Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """``{qid: record}`` from a 05_retrieve folder (sorted by qid), or the mapping itself."""
-    if isinstance(retrieve_dir, Mapping):
-        return dict(retrieve_dir)
-    d = Path(retrieve_dir)
-    if not d.is_dir():
-        raise FileNotFoundError(f"{d} does not exist: run stage 05_retrieve first")
-    return {p.stem: read_json(p) for p in sorted(d.glob("q*.json"))}
+def viewer_records(source: Any) -> dict[str, dict[str, Any]]:
+    """``{qid: record dict}`` from a run (RunConfig or run folder; the run's 05_retrieve folder also works),
+    read through ``rag.retrieve.load_retrievals``; a ``{qid: record}`` mapping is taken as it is."""
+    if isinstance(source, Mapping):
+        return dict(source)
+    from ..retrieve import STAGE, load_retrievals
+
+    if isinstance(source, (str, Path)) and Path(source).name == STAGE:
+        source = Path(source).parent
+    return {q: r.model_dump(mode="json") for q, r in load_retrievals(source).items()}
 
 
 def gold_pages(ds) -> dict[str, set[tuple[str, int]]]:
@@ -95,7 +97,7 @@ def retrieval_viewer(retrieve_dir: Path | str | Mapping[str, Any],
     """The stepping widget (see the module docstring)."""
     import ipywidgets as w
 
-    records = load_records(retrieve_dir)
+    records = viewer_records(retrieve_dir)
     gold = gold or {}
     qids = list(records)
     if not qids:

@@ -1,0 +1,211 @@
+"""Stage 06: answer each question from its retrieved pages, check references, export the submission.
+
+Contracts:
+- ``run_answer(cfg, ds, progress=True, llm=None, counter=None) -> DataFrame`` (one row per question).
+  Reads 05 records only through ``rag.retrieve.load_retrieval``; writes ``06_answer/debug/<qid>.json`` per question (prompt version,
+  context pages, raw output, parsed answer, repair used, tokens, seconds), then ``answers.jsonl`` (rebuilt
+  from every debug record) and ``submission.json`` (validated first: an invalid one is never written).
+  A question whose key (05's key for it, prompt versions, answer+llm config, code version) is unchanged
+  is skipped on a re-run. Owner of ``06_answer/``: ``load_answer``, ``load_answers``, ``submission_path``. ``llm``/``counter`` default to ``rag.models.get_llm(cfg)`` /
+  ``rag.models.count_tokens``; tests pass fakes.
+- ``answer_question(llm, cfg, ds, q, rec, counter)`` -> the debug record of one question.
+- The parts, one module each: reading 05 records and packing the context (:mod:`rag.answer.context`),
+  asking the model and fusing part answers (:mod:`rag.answer.fuse`, ``answer_pages``), interpreting answers
+  and references (:mod:`rag.answer.interpret`), comparative questions (:mod:`rag.answer.comparative`).
+
+Pages: ``page`` is 1-based everywhere here; the context labels pages 1..n in rank order ("=== Page
+N ==="), the model cites those labels and they are mapped back to (sha1, page). Only
+``rag.answer.submission`` converts to the 0-based ``page_index``.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from . import numbers as nums
+from ..core.artifacts import hash_key, read_json, run_dir_of
+from ..core.stage import Stage
+# comparison_direction, CtxPage, finalize_references: re-exported, tests import them from rag.answer.
+from .comparative import answer_comparative, comparison_direction  # noqa: F401
+from ..core.config import RunConfig
+from .context import Counter, CtxPage, candidates_by_report, merged_pages, page_row, report_or_none  # noqa: F401
+from ..core import deps
+from ..core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
+from ..core.loop import executor as make_executor
+from ..core.usage import COST_DIGITS as USAGE_COST_DIGITS
+from ..core.usage import ItemUsage
+from ..core.dataset import Dataset, Question
+from .fuse import answer_pages, prompts_dir
+from .interpret import finalize_references, is_answer
+from .prompts import NA, prompt_version
+from ..core.records import AnswerRecord, RetrievalRecord
+from .submission import build_submission, write_submission
+
+CODE_VERSION = "06-answer-3"
+STAGE = "06_answer"
+SUBMISSION = "submission.json"
+
+
+# ---- one question -------------------------------------------------------------------------------
+def _clean_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in c.items() if k != "part_pages"} for c in calls]
+
+
+def answer_question(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: RetrievalRecord,
+                    counter: Counter) -> dict[str, Any]:
+    """The debug record of one question (see module docstring); ``value``/``references`` final."""
+    t0 = time.perf_counter()
+    sha1s = rec.routed_sha1s
+    pages = merged_pages(candidates_by_report(rec), sha1s)
+    out: dict[str, Any] = {"qid": q.qid, "question_text": q.text, "kind": q.kind, "routed": sha1s,
+                           "retrieved": [page_row(p) for p in pages], "code_version": CODE_VERSION}
+    na = False if q.kind == "boolean" else NA
+    if q.kind == "comparative":
+        out["prompt_version"] = {k: prompt_version(k, prompts_dir(cfg)) for k in ("number", "comparative")}
+        if not sha1s and not rec.sub_questions:
+            out.update(value=NA, references=[], na_reason="no report routed")
+        else:
+            res = answer_comparative(llm, cfg, ds, q, rec, counter)
+            subs = [{**s, "calls": _clean_calls(s["calls"])} for s in res["sub_answers"]]
+            out.update(value=res["value"], references=res["references"], sub_answers=subs,
+                       direction=res["direction"], pick_call=res["pick_call"],
+                       na_reason=None if res["value"] != NA else "no company has a value")
+    else:
+        out["prompt_version"] = {q.kind: prompt_version(q.kind, prompts_dir(cfg))}
+        if not sha1s:
+            out.update(value=na, references=[], na_reason="no report routed")
+        elif not pages:
+            out.update(value=na, references=[], na_reason="no pages retrieved")
+        else:
+            rep = report_or_none(ds, sha1s[0])
+            res = answer_pages(llm, cfg, q.kind, q.text, pages, rep.currency if rep else None, counter,
+                               rep.company if rep else "")
+            refs = finalize_references(cfg, q.kind, res["value"], res["cited"], pages, res["answering_part"])
+            out.update(value=res["value"], references=refs, calls=_clean_calls(res["calls"]),
+                       interpretation=res["interpretation"])
+            if q.kind == "number" and isinstance(res["value"], (int, float)):
+                cited = res["cited"] or (res["answering_part"] or [])
+                out["sanity"] = nums.scale_sanity(float(res["value"]), {p.page: p.text for p in cited},
+                                                  max_power=cfg.answer.sanity_max_power)
+            last = res["calls"][-1]["interpretation"] if res["calls"] else {}
+            out["na_reason"] = None if is_answer(q.kind, res["value"]) else last.get("na_reason")
+    calls = list(out.get("calls", [])) + [c for s in out.get("sub_answers", []) for c in s["calls"]]
+    if out.get("pick_call"):
+        calls.append(out["pick_call"])
+    out["usage"] = {k: sum(int(c.get("usage", {}).get(k, 0) or 0) for c in calls)
+                    for k in ("prompt_tokens", "completion_tokens", "requests")}
+    cost = sum(float(c.get("usage", {}).get("cost_usd", 0) or 0) for c in calls)
+    if cost:  # remote models only: local records stay as they were
+        out["usage"]["cost_usd"] = round(cost, USAGE_COST_DIGITS)
+    out["repaired"] = any(c.get("repaired") for c in calls)
+    out["n_calls"] = len(calls)
+    out["seconds"] = round(time.perf_counter() - t0, 3)
+    return out
+
+
+# ---- stage ---------------------------------------------------------------------------------------
+def _answer_row(d: dict[str, Any]) -> dict[str, Any]:
+    return {"qid": d["qid"], "question_text": d["question_text"], "kind": d["kind"], "value": d["value"],
+            "references": d["references"], "prompt_version": d["prompt_version"],
+            "na_reason": d.get("na_reason"), "seconds": d.get("seconds"), **d.get("usage", {})}
+
+
+def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
+    """05's key for the question, prompt versions, this stage's config (rag.core.deps), code version."""
+    kinds = ("number", "comparative") if q.kind == "comparative" else (q.kind,)
+    return hash_key(q.text, q.kind, retrieval_key, [prompt_version(k, prompts_dir(cfg)) for k in kinds],
+                    deps.config_signature(cfg, STAGE), CODE_VERSION)
+
+
+def na_record(q: Question, reason: str) -> dict[str, Any]:
+    """The debug record of a question answered N/A without the model (an upstream failure)."""
+    return {"qid": q.qid, "question_text": q.text, "kind": q.kind, "routed": [], "retrieved": [],
+            "code_version": CODE_VERSION, "prompt_version": {}, "value": False if q.kind == "boolean" else NA,
+            "references": [], "na_reason": reason, "usage": {}, "repaired": False, "n_calls": 0, "seconds": 0.0}
+
+
+def run_answer(cfg: RunConfig, ds: Dataset, progress: bool = True, llm: Any = None,
+               counter: Counter | None = None) -> pd.DataFrame:
+    """Answer every question of ``ds`` (parallel within ``cfg.llm.concurrency``); see module docstring.
+    A question whose 05 item failed or was blocked (a report that failed in 01/02) is answered N/A with
+    an ``na_reason`` naming the failure; one whose answering fails is N/A in the submission, its error in
+    the manifest."""
+    from .. import retrieve
+
+    stage = Stage(cfg, STAGE)
+    items = []
+    for q in ds.questions:
+        up = retrieve.item_state(cfg, q.qid)
+        why = upstream_block(retrieve.STAGE, up)
+        if up.status == "missing":  # 05 never wrote it: the stage cannot run (a clear error naming the file)
+            retrieve.load_retrieval(cfg, q.qid)
+        key = question_key(cfg, q, up.key) if not why else hash_key(q.text, q.kind, why, CODE_VERSION)
+        items.append(Item(q.qid, key, (debug_file(q.qid),), (q, why)))
+    todo = [it for it in items if not it.payload[1] and not stage.is_current(it.id, it.key, *it.outputs)]
+    if todo and llm is None:
+        from ..models import get_llm
+
+        llm = get_llm(cfg)
+    if counter is None:
+        from ..models import count_tokens
+
+        counter = lambda text: count_tokens(text, cfg)  # noqa: E731
+
+    def work(it: Item) -> Result:
+        q, why = it.payload
+        d = na_record(q, why) if why else answer_question(llm, cfg, ds, q, retrieve.load_retrieval(cfg, q.qid), counter)
+        return Result(files={debug_file(q.qid): Json(d)}, usage=ItemUsage.from_model(d["usage"]),
+                      info={"value": d["value"], "seconds": d["seconds"], "n_calls": d["n_calls"]})
+
+    outcomes = run_items(stage, items, work, executor=make_executor("threads", cfg.llm.concurrency),
+                         progress=progress, unit="question")
+    debug = [load_answer(cfg, q.qid).model_dump(mode="json") if outcomes[q.qid].ok
+             else na_record(q, f"failed in {STAGE}: {outcomes[q.qid].error}") for q in ds.questions]
+    rows = [_answer_row(d) for d in debug]
+    stage.write_jsonl("answers.jsonl", rows)
+    sub = build_submission(rows, cfg.answer.team_email, cfg.answer.submission_name)
+    write_submission(stage.path(SUBMISSION), sub)
+    n = outcome_counts(outcomes)
+    counts = {"questions": len(rows), "answered_now": n["ran"], "failed": n["failed"],
+              "upstream_failed": sum(1 for it in items if it.payload[1]),
+              "na": sum(1 for r in rows if r["value"] in (NA, None)),
+              "repaired": sum(1 for d in debug if d.get("repaired")),
+              "scale_suspect": sum(1 for d in debug if (d.get("sanity") or {}).get("status") == "suspect")}
+    stage.finish(counts=counts, inputs={q.qid: retrieve.record_file(q.qid) for q in ds.questions},
+                 item_ids=[i.id for i in items], extra={"failures": failures(outcomes)})
+    status = {"ran": "answered", "current": "current", "failed": "failed", "blocked": "blocked"}
+    return pd.DataFrame([{"qid": d["qid"], "kind": d["kind"], "status": status[outcomes[d["qid"]].status],
+                          "value": d["value"], "references": len(d["references"]),
+                          "pages": ",".join(str(r["page"]) for r in d["references"]),
+                          "na_reason": d.get("na_reason"),
+                          "sanity": (d.get("sanity") or {}).get("status"), "calls": d.get("n_calls"),
+                          "prompt_tokens": d["usage"].get("prompt_tokens", 0),
+                          "completion_tokens": d["usage"].get("completion_tokens", 0),
+                          "seconds": d.get("seconds"), "question": d["question_text"]} for d in debug])
+
+
+# ---- what later stages and widgets read (this module owns 06_answer/) --------------------------
+def debug_file(qid: str) -> str:
+    return f"debug/{qid}.json"
+
+
+def submission_path(cfg_or_run: RunConfig | Path | str) -> Path:
+    """``06_answer/submission.json`` of a run (may not exist yet)."""
+    return run_dir_of(cfg_or_run) / STAGE / SUBMISSION
+
+
+def load_answer(cfg_or_run: RunConfig | Path | str, qid: str) -> AnswerRecord:
+    """The 06 debug record of ``qid`` (:class:`rag.core.records.AnswerRecord`); FileNotFoundError naming 06."""
+    path = run_dir_of(cfg_or_run) / STAGE / debug_file(qid)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: run stage 06_answer for question {qid} first")
+    return AnswerRecord.model_validate(read_json(path))
+
+
+def load_answers(cfg_or_run: RunConfig | Path | str) -> dict[str, AnswerRecord]:
+    """``{qid: record}`` of every 06 debug record of a run (sorted by qid; {} when 06 has not run)."""
+    d = run_dir_of(cfg_or_run) / STAGE / "debug"
+    return {p.stem: load_answer(cfg_or_run, p.stem) for p in sorted(d.glob("*.json"))} if d.is_dir() else {}

@@ -1,0 +1,87 @@
+"""Asking the model in stage 06: one structured call per context part, fused into one report's answer.
+
+Contracts:
+- ``ask(llm, cfg, kind, question, context) -> call dict`` (kind, prompt_version, raw, parsed, repaired,
+  usage, model, error, seconds); a StructuredOutputError becomes ``parsed=None`` with its raw text kept.
+- ``answer_pages(llm, cfg, kind, question, pages, report_currency, counter)`` answers one question
+  from one report's ranked pages (long context split into parts by :func:`rag.answer.context.pack_parts`,
+  part answers fused) -> {value, cited, calls, interpretation, answering_part}.
+- ``prompts_dir(cfg)``: the prompt blocks' folder (``answer.prompts_dir``, relative to the project).
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from ..core.config import PROJECT_ROOT, RunConfig
+from .context import Counter, CtxPage, pack_parts
+from .interpret import is_answer, map_pages, pages_holding, part_value
+from .prompts import NA, SCHEMAS, build_messages, format_context, prompt_version
+
+
+def ask(llm: Any, cfg: RunConfig, kind: str, question: str, context: str) -> dict[str, Any]:
+    """One structured call; a StructuredOutputError becomes ``parsed=None`` with its raw text kept."""
+    from ..models.base import StructuredOutputError
+
+    messages = build_messages(kind, context, question, prompts_dir(cfg))
+    t0 = time.perf_counter()
+    call: dict[str, Any] = {"kind": kind, "prompt_version": prompt_version(kind, prompts_dir(cfg))}
+    try:
+        res = llm.complete(messages, schema=SCHEMAS[kind])
+        call.update(raw=res.raw, parsed=res.value.model_dump(), repaired=bool(res.repaired),
+                    usage=res.usage.as_dict(), model=res.model, error=None)
+    except StructuredOutputError as e:
+        call.update(raw=e.raw, parsed=None, repaired=True, usage={}, model=getattr(llm, "model", ""),
+                    error=f"structured output: {e}")
+    call["seconds"] = round(time.perf_counter() - t0, 3)
+    return call
+
+
+def prompts_dir(cfg: RunConfig) -> Path:
+    path = Path(cfg.answer.prompts_dir)
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
+
+# ---- one report -------------------------------------------------------------------------------------
+def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list[CtxPage],
+                 report_currency: str | None, counter: Counter, company: str = "") -> dict[str, Any]:
+    """Answer from one report's ranked pages; long context split into parts and fused.
+
+    Fusion: parts are answered in page-rank order; number/name take the first non-N/A part, boolean is
+    true when any part says true, names is the union over parts. With ``answer.early_stop`` the first
+    settling part ends the loop (names always reads every part).
+    """
+    top = pages[: cfg.answer.max_pages]
+    parts = pack_parts(top, cfg.answer.max_context_tokens, counter, cfg.answer.pages_per_call.get(kind, 0))
+    calls, value, cited_all, info_used = [], (False if kind == "boolean" else NA), [], {}
+    names: list[str] = []
+    settled = False
+    for part in parts:
+        call = ask(llm, cfg, kind, question, format_context([p.text for p in part]))
+        labels = (call.get("parsed") or {}).get("relevant_pages", [])
+        cited, dropped = map_pages(labels, part)
+        v, info = part_value(cfg, kind, call, cited, part, question, report_currency, company)
+        # Cite where the answer is printed: the small model often copies the example's page label.
+        holding = pages_holding(kind, v, info, part)
+        if holding and not any(p in holding for p in cited):
+            cited, info = holding[: max(1, len(cited))], {**info, "citation_fixed": True}
+        call.update(pages=[{"sha1": p.sha1, "page": p.page, "rank": p.rank} for p in part],
+                    context_tokens=sum(counter(p.text) for p in part), cited_labels=labels,
+                    dropped_labels=dropped, value=v, interpretation=info, part_pages=part)
+        calls.append(call)
+        if kind == "names":
+            if isinstance(v, list):
+                names += [x for x in v if x not in names]
+                cited_all += [p for p in cited if p not in cited_all]
+            continue
+        if is_answer(kind, v) and not settled:
+            value, cited_all, info_used, settled = v, cited, info, True
+            if cfg.answer.early_stop:
+                break
+        elif not settled and not cited_all and kind == "boolean":
+            cited_all = cited  # a "false" answer keeps what the model looked at, unfilled
+    if kind == "names":
+        value = names or NA
+    return {"value": value, "cited": cited_all, "calls": calls, "interpretation": info_used,
+            "answering_part": next((c["part_pages"] for c in calls if is_answer(kind, c["value"])), None)}

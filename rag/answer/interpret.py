@@ -1,0 +1,154 @@
+"""Interpreting the model's structured answers of stage 06 (pure functions, no model call).
+
+Contracts:
+- ``map_pages(labels, part)``: the context labels the model cited (1..n) -> pages, and the dropped labels.
+- ``interpret_number(cfg, parsed, cited, part, question, report_currency)``: the model's printed figure
+  -> final value, the scale applied in code (rules in its docstring), currency checked against the
+  question's; N/A with ``na_reason`` when the figure is missing, not in the context, printed on no line
+  naming the metric (``rag.answer.figure_check``, ``company`` words excluded) or in another currency.
+- ``part_value(cfg, kind, call, ...)`` -> (value, info) of one part's call per question kind;
+  ``is_answer(kind, value)`` says whether it settles the question; ``pages_holding`` finds the pages
+  that print it.
+- ``finalize_references(cfg, kind, value, cited, retrieved, part)``: the answer's page references
+  (retrieved pages only, de-duplicated, filled or empty by the rules in its docstring).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from . import figure_check as metric
+from . import numbers as nums
+from ..core.config import RunConfig
+from .context import CtxPage
+from .prompts import NA
+
+
+def map_pages(labels: list[int], part: list[CtxPage]) -> tuple[list[CtxPage], list[int]]:
+    """Context labels (1..n) -> pages; labels outside the part are returned as dropped."""
+    kept, dropped = [], []
+    for n in labels:
+        if 1 <= n <= len(part) and part[n - 1] not in kept:
+            kept.append(part[n - 1])
+        else:
+            dropped.append(n)
+    return kept, dropped
+
+
+def interpret_number(cfg: RunConfig, parsed: dict[str, Any], cited: list[CtxPage], part: list[CtxPage],
+                     question: str, report_currency: str | None, company: str = "") -> dict[str, Any]:
+    """Model's printed figure + scale -> final value (scale applied in code), with the evidence.
+
+    Scale, in order: percent sign (kept as a percentage) > scale word in the figure ("1.2 billion") >
+    per-share / percentage questions (never scaled) > the unit line of the table holding the printed
+    value on a cited page (its "except ..." clause honoured) > the model's ``scale``.
+    Currency: when the question names one, the figure's currency (table unit line > symbol in the
+    figure > report currency > model's field) must match or the answer is N/A.
+    """
+    printed = str(parsed.get("value_as_printed", NA))
+    p = nums.parse_printed(printed)
+    info: dict[str, Any] = {"printed": printed, "model_scale": parsed.get("scale"),
+                            "model_currency": parsed.get("currency")}
+    if p is None:
+        return {**info, "value": NA, "na_reason": "model found no figure"}
+    # Search cited pages first, then the rest of the part (the model may cite the wrong label).
+    search = cited + [pg for pg in part if pg not in cited]
+    holding = [pg for pg in search if nums.contains_value(pg.text, printed)]
+    info["found_in_context"] = bool(holding)
+    info["value_pages"] = [pg.page for pg in holding]  # pages printing the figure, cited ones first
+    if cfg.answer.require_printed_in_context and not info["found_in_context"]:
+        return {**info, "value": NA, "na_reason": "printed figure not in the context (made up or computed)"}
+    if cfg.answer.require_metric_on_line and holding:
+        terms = metric.metric_terms(question, company)
+        named = [pg for pg in holding if metric.names_metric(pg.text, printed, terms, cfg.answer.metric_title_lines,
+                                                     cfg.answer.metric_min_share, tuple(cfg.answer.metric_window_words))]
+        info["metric_terms"] = sorted(terms)
+        if not named:
+            return {**info, "value": NA, "na_reason": "no line printing the figure names the metric"}
+        holding = named + [pg for pg in holding if pg not in named]
+        info["value_pages"] = [pg.page for pg in holding]
+    table = nums.Scale()
+    for page in search:
+        table = nums.table_unit_for_value(page.text, printed, cfg.answer.unit_lookback_lines)
+        if table.factor is not None or table.currency is not None:
+            info["unit_page"] = page.page
+            break
+    q = question.lower()
+    per_share, pct = nums.asks_per_share(question), nums.asks_percent(question)
+    counting = "number of" in q
+    if p.percent:
+        factor, source = 1, "percent"
+    elif p.word_scale:
+        factor, source = p.word_scale, "printed word"
+    elif per_share or pct:
+        factor, source = 1, "per share/percentage"
+    elif table.factor is not None:
+        exempt = (per_share and "per share" in table.exceptions) or (counting and "count" in table.exceptions)
+        factor, source = (1, f"{table.where} unit exception") if exempt else (table.factor, f"{table.where} unit")
+    else:
+        factor, source = nums.normalize_scale(parsed.get("scale")) or 1, "model"
+    info.update(unit_text=table.text, factor=factor, scale_source=source)
+    asked = nums.question_currency(question)
+    if asked:
+        model_cur = str(parsed.get("currency") or "").upper()
+        model_cur = model_cur if model_cur in nums.ISO_CODES else None
+        cur = nums.resolve_dollar(table.currency or p.currency, report_currency) or report_currency or model_cur
+        info.update(asked_currency=asked, figure_currency=cur)
+        if cur and cur.upper() != asked:
+            return {**info, "value": NA, "na_reason": f"currency mismatch: asked {asked}, figure in {cur}"}
+    value = p.value * factor
+    return {**info, "value": int(value) if float(value).is_integer() and abs(value) < 1e15 else value}
+
+
+def is_answer(kind: str, value: Any) -> bool:
+    """Does this part's value settle the question (stop answering further parts)?"""
+    if kind == "boolean":
+        return value is True
+    return value not in (NA, None, "", [])
+
+
+def part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[CtxPage], part: list[CtxPage],
+                question: str, report_currency: str | None, company: str = "") -> tuple[Any, dict[str, Any]]:
+    parsed = call.get("parsed")
+    if parsed is None:
+        return (False if kind == "boolean" else NA), {"na_reason": call.get("error")}
+    if kind == "number":
+        info = interpret_number(cfg, parsed, cited, part, question, report_currency, company)
+        return info["value"], info
+    v = parsed.get("final_answer")
+    if kind == "names":
+        if isinstance(v, list):
+            v = list(dict.fromkeys(x.strip() for x in v if x and x.strip() and x.strip().upper() != NA))
+        return (v or NA), {}
+    if kind in ("name", "comparative"):
+        v = (v or "").strip()
+        return (NA if not v or v.upper() == NA else v), {}
+    return bool(v), {}
+
+
+def pages_holding(kind: str, value: Any, info: dict[str, Any], part: list[CtxPage]) -> list[CtxPage]:
+    """Pages of the part that print the answer (number: its figure; name(s): the text, case-folded)."""
+    if kind == "number":
+        return [p for p in part if p.page in info.get("value_pages", [])]
+    if kind in ("name", "names") and is_answer(kind, value):
+        wanted = [x.casefold() for x in (value if isinstance(value, list) else [value])]
+        return [p for p in part if any(w in p.text.casefold() for w in wanted)]
+    return []
+
+
+# ---- references -------------------------------------------------------------------------------------
+def finalize_references(cfg: RunConfig, kind: str, value: Any, cited: list[CtxPage],
+                        retrieved: list[CtxPage], part: list[CtxPage] | None) -> list[dict[str, Any]]:
+    """Cited pages that were retrieved (others dropped), de-duplicated, at most ``max_references``.
+
+    An N/A answer has no references, nor a boolean false unless ``answer.refs_for_false`` (then its
+    valid citations are kept, never filled). Any other answer with no valid citation is filled with the
+    top ``fill_references`` pages of the part that answered (else of retrieval).
+    """
+    if value in (NA, None) or value == [] or (value is False and not cfg.answer.refs_for_false):
+        return []
+    known = {(p.sha1, p.page) for p in retrieved}
+    refs = [p for p in dict.fromkeys((p.sha1, p.page) for p in cited) if p in known]
+    if not refs and value is not False and cfg.answer.fill_references > 0:
+        pool = part or retrieved
+        refs = [(p.sha1, p.page) for p in sorted(pool, key=lambda p: p.rank)[: cfg.answer.fill_references]]
+    return [{"sha1": s, "page": pg} for s, pg in refs[: cfg.answer.max_references]]

@@ -1,0 +1,156 @@
+"""Stage names, atomic writes, hashes and package versions (the stage folder itself: :mod:`rag.core.stage`).
+
+Contract:
+- Every file a stage writes goes through ``write_*_atomic``: data lands in a temp file in the
+  same folder, is fsync'ed, then ``os.replace``'d over the target. A kill -9 leaves either the old
+  file or the new one, never half of one (stray ``*.tmp-*`` files are ignored and swept).
+- A stage records, per item (a report sha1, a question id…), the *key* its output was made from
+  (upstream items' keys + config sections + code version, see :mod:`rag.core.deps`), its status,
+  details and usage in ``.items/<item>.json``, written *after* the output (:class:`rag.core.stage.Stage`).
+  ``Stage.is_current(item, key)`` is true only when both exist and the key matches, so a stage killed mid-run redoes exactly
+  the unfinished items; the manifest is rebuilt from the records.
+- Downstream stages ask an item's state through the producing stage's module (which calls
+  :func:`rag.core.stage.item_state`); only the owner of a stage spells its folder.
+- A stage writes only inside its own ``outputs/<run>/NN_stage/``; it reads earlier stages' files
+  and never edits them.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable
+
+from .config import RunConfig
+
+STAGES = {
+    "01_parse": "parse",
+    "02_clean": "clean",
+    "03_chunk": "chunk",
+    "04_index": "index",
+    "05_retrieve": "retrieve",
+    "06_answer": "answer",
+    "07_evaluate": "evaluate",
+}
+
+# Packages whose versions go into every manifest.
+TRACKED_PACKAGES = (
+    "docling", "docling-parse", "faiss-cpu", "openai", "pydantic", "pandas", "tiktoken", "torch",
+    "sentence-transformers", "llama_cpp_python", "bm25s", "rapidocr", "papermill",
+)
+
+_TMP_MARK = ".tmp-"
+ITEMS_DIR = ".items"  # per-item records (see Stage)
+LEGACY_KEYS_DIR = ".keys"  # per-item keys of outputs written before item records
+
+
+def _fsync_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + _TMP_MARK, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_bytes_atomic(path: Path | str, data: bytes) -> Path:
+    path = Path(path)
+    _fsync_write(path, data)
+    return path
+
+
+def write_text_atomic(path: Path | str, text: str) -> Path:
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_json_atomic(path: Path | str, obj: Any, indent: int | None = 1) -> Path:
+    return write_text_atomic(path, json.dumps(obj, indent=indent, ensure_ascii=False, default=_json_default))
+
+
+def write_jsonl_atomic(path: Path | str, rows: Iterable[Any]) -> Path:
+    text = "".join(json.dumps(r, ensure_ascii=False, default=_json_default) + "\n" for r in rows)
+    return write_text_atomic(path, text)
+
+
+def read_json(path: Path | str) -> Any:
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON ({e})") from e
+
+
+def read_jsonl(path: Path | str) -> list[Any]:
+    path = Path(path)
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}:{n}: not valid JSON ({e})") from e
+    return rows
+
+
+def _json_default(o: Any) -> Any:
+    if hasattr(o, "model_dump"):
+        return o.model_dump(mode="json")
+    if isinstance(o, Path):
+        return str(o)
+    if isinstance(o, (set, frozenset)):
+        return sorted(o)
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+
+def file_sha256(path: Path | str, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def hash_key(*parts: Any) -> str:
+    """Stable short hash of JSON-able parts (the currency key of one item)."""
+    blob = json.dumps(parts, sort_keys=True, default=_json_default).encode()
+    return hashlib.sha256(blob).hexdigest()[:20]
+
+
+def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for n in names:
+        try:
+            out[n] = importlib.metadata.version(n)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def run_dir_of(cfg_or_run: RunConfig | Path | str) -> Path:
+    """A run folder from a RunConfig or a path (owner readers accept either)."""
+    return cfg_or_run.run_dir if isinstance(cfg_or_run, RunConfig) else Path(cfg_or_run)
+
+
+def stage_dir(cfg_or_run: RunConfig | Path | str, name: str) -> Path:
+    """Read-side path of a stage's folder in a run (RunConfig or run folder; raises if it never ran)."""
+    d = run_dir_of(cfg_or_run) / name
+    if not d.exists():
+        raise FileNotFoundError(f"{d} does not exist: run stage {name} first")
+    return d
+
+
+def read_manifest(cfg: RunConfig, name: str) -> dict[str, Any]:
+    return read_json(stage_dir(cfg, name) / "manifest.json")
+

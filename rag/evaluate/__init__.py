@@ -1,0 +1,235 @@
+"""Stage 07: score an ERC submission against gold (answers.json and/or hand labels).
+
+Contract:
+- ``run_evaluate(cfg, ds, progress=True, gold_source="both", labels_path=None) -> DataFrame`` scores
+  ``06_answer/submission.json`` into ``07_evaluate/`` (scores.json, CSV tables, PNG plots).
+- ``evaluate_submission(path, ds, gold_source, labels_path) -> (per-question table, summary)``: no
+  files written; ``compare_runs(*runs)`` puts evaluated runs side by side.
+- The scoring rules of the Enterprise RAG Challenge (round 2) are :mod:`rag.evaluate.scoring`.
+
+Pages: the submission's ``page_index`` is 0-based; gold ``PageRef.page`` is 1-based; the conversion
+happens in :func:`load_submission` only.
+"""
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+
+from ..core.artifacts import file_sha256, hash_key, read_json, run_dir_of
+
+from ..core.stage import Stage
+from ..core.config import RunConfig
+from ..core.dataset import Dataset, Gold, PageRef
+# score_answer, score_references: re-exported, tests import them from rag.evaluate.
+from .scoring import score_answer, score_references, score_submission, summarize  # noqa: F401
+
+STAGE = "07_evaluate"
+
+
+class SubmissionError(ValueError):
+    """A submission file that does not follow the ERC format; the message names the file and entry."""
+
+
+# ---- inputs ----------------------------------------------------------------------------
+def load_submission(path: Path | str) -> dict[str, dict[str, Any]]:
+    """Read an ERC submission -> ``{question_text: {"kind", "value", "refs": [PageRef 1-based]}}``.
+
+    Raises :class:`SubmissionError` naming the file and the entry for anything off-format.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise SubmissionError(f"{path}: no submission file (run stage 06_answer first)")
+    try:
+        data = read_json(path)
+    except ValueError as e:
+        raise SubmissionError(str(e)) from None
+    answers = data.get("answers") if isinstance(data, dict) else None
+    if not isinstance(answers, list):
+        raise SubmissionError(f"{path}: expected an object with an 'answers' list")
+    out: dict[str, dict[str, Any]] = {}
+    for i, a in enumerate(answers):
+        where = f"{path}: answers[{i}]"
+        if not isinstance(a, dict) or not isinstance(a.get("question_text"), str):
+            raise SubmissionError(f"{where}: missing 'question_text'")
+        refs = []
+        for j, r in enumerate(a.get("references") or []):
+            idx = r.get("page_index") if isinstance(r, dict) else None
+            if not isinstance(r, dict) or not isinstance(r.get("pdf_sha1"), str) or \
+                    not isinstance(idx, int) or isinstance(idx, bool) or idx < 0:
+                raise SubmissionError(f"{where}.references[{j}]: expected {{pdf_sha1: str, page_index: int >= 0}}, got {r!r}")
+            refs.append(PageRef(sha1=r["pdf_sha1"], page=idx + 1))  # 0-based page_index -> 1-based page
+        if a["question_text"] in out:
+            warnings.warn(f"{where}: question answered twice; the last answer counts")
+        out[a["question_text"]] = {"kind": a.get("kind"), "value": a.get("value"), "refs": refs}
+    return out
+
+
+def gold_for(ds: Dataset, source: str = "both", labels_path: Path | str | None = None) -> dict[str, tuple[Gold, str]]:
+    """``{question text: (Gold, origin)}``; ``source`` in answers | labels | both (labels override)."""
+    if source not in ("answers", "labels", "both"):
+        raise ValueError(f"gold source must be answers, labels or both, not {source!r}")
+    out: dict[str, tuple[Gold, str]] = {}
+    if source in ("answers", "both"):
+        out.update({t: (g, "answers") for t, g in ds.gold.items()})
+    if source in ("labels", "both"):
+        from ..labels import labels_as_gold, labels_path as default_path
+
+        p = Path(labels_path) if labels_path else default_path(ds)
+        if p.exists():
+            out.update({t: (g, "labels") for t, g in labels_as_gold(p).items()})
+    return out
+
+
+# ---- scoring a whole submission --------------------------------------------------------
+def evaluate_submission(path: Path | str, ds: Dataset, gold_source: str = "both",
+                        labels_path: Path | str | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Score one submission file: (per-question table, summary dict). No files written."""
+    sub = load_submission(path)
+    gold = gold_for(ds, gold_source, labels_path)
+    per_q = score_submission(sub, ds, gold)
+    summary = summarize(per_q)
+    known = {q.text for q in ds.questions}
+    summary["unknown_questions"] = sorted(t for t in sub if t not in known)
+    summary["ungraded_questions"] = sorted(q.qid for q in ds.questions if q.text not in gold)
+    return per_q, summary
+
+
+# ---- stage ------------------------------------------------------------------------------
+def retrieval_table(cfg: RunConfig, ds: Dataset) -> pd.DataFrame | None:
+    """``rag.evaluate.retrieval_metrics.retrieval_metrics`` of this run (column ``order`` = "final"; with a reranker also
+    the pre-rerank "retrieval" order), or None when the module or 05_retrieve outputs are absent."""
+    try:
+        from .retrieval_metrics import retrieval_metrics
+        from ..retrieve import load_records
+    except ImportError:
+        return None
+    if not load_records(cfg, ds):
+        return None
+    orders = ["final"] + (["retrieval"] if cfg.rerank.mode != "none" else [])
+    tables = []
+    for order in orders:
+        try:
+            res = retrieval_metrics(cfg, ds, order=order)
+        except (FileNotFoundError, ValueError, KeyError) as e:
+            warnings.warn(f"retrieval metrics ({order}) skipped: {e}")
+            continue
+        if res is None:
+            continue
+        df = res if isinstance(res, pd.DataFrame) else pd.DataFrame([res] if isinstance(res, Mapping) else res)
+        tables.append(df.assign(order=order))
+    return pd.concat(tables, ignore_index=True) if tables else None
+
+
+def run_evaluate(cfg: RunConfig, ds: Dataset, progress: bool = True, gold_source: str = "both",
+                 labels_path: Path | str | None = None) -> pd.DataFrame:
+    """Score ``outputs/<run>/06_answer/submission.json``; write ``07_evaluate/`` files; return per-question rows.
+
+    Writes ``scores.json`` (totals, by_kind, retrieval, stage costs), ``per_question.csv``,
+    ``by_kind.csv``, ``retrieval.csv`` (when ``rag.evaluate.retrieval_metrics`` exists), ``stage_costs.csv`` (per stage:
+    seconds, items, tokens by kind, cost in USD, from the summed item usage records) and PNG plots.
+    Always recomputes (cheap); the manifest records the hashes of the submission and gold it used.
+    """
+    from . import plots
+
+    from ..answer import submission_path
+
+    sub_path = submission_path(cfg)
+    stage = Stage(cfg, STAGE)
+    with stage.timed("score"):
+        per_q, summary = evaluate_submission(sub_path, ds, gold_source, labels_path)
+    retrieval = retrieval_table(cfg, ds)
+    costs = plots.stage_costs(cfg)
+    summary["retrieval"] = None if retrieval is None else retrieval.to_dict(orient="records")
+    summary["stage_costs"] = costs.to_dict(orient="records")
+    summary["gold_source"] = gold_source
+    stage.write_json("scores.json", summary)
+    stage.write_text("per_question.csv", per_q.to_csv(index=False))
+    stage.write_text("by_kind.csv", pd.DataFrame(summary["by_kind"]).to_csv(index=False))
+    stage.write_text("stage_costs.csv", costs.to_csv(index=False))
+    if retrieval is not None:
+        stage.write_text("retrieval.csv", retrieval.to_csv(index=False))
+    with stage.timed("plots"):
+        stage.write_bytes("score_by_kind.png", plots.score_by_kind_png(pd.DataFrame(summary["by_kind"])))
+        if retrieval is not None and plots.hit_at_k(retrieval):
+            stage.write_bytes("retrieval_hit_at_k.png", plots.retrieval_hit_png(retrieval))
+        if len(costs):
+            stage.write_bytes("stage_costs.png", plots.stage_costs_png(costs))
+    key = hash_key(file_sha256(sub_path), gold_source, sorted(ds.gold), summary["totals"])
+    stage.mark_done("scores", key)
+    stage.finish(counts=summary["totals"], inputs={"submission": file_sha256(sub_path)})
+    if progress:
+        t = summary["totals"]
+        print(f"[07_evaluate] score {t['score']} / {t['max_score']} (G={t['G']}, R={t['R']}, "
+              f"accuracy={t.get('answer_accuracy')}) over {t['questions']} questions", flush=True)
+        print("[07_evaluate] cost by stage:\n" + costs.to_string(index=False), flush=True)
+    return per_q
+
+
+def scores_path(cfg_or_run: RunConfig | Path | str) -> Path:
+    """``07_evaluate/scores.json`` of a run (may not exist yet)."""
+    return run_dir_of(cfg_or_run) / STAGE / "scores.json"
+
+
+# ---- runs side by side ------------------------------------------------------------------
+def _run_dir(x: RunConfig | Path | str) -> Path:
+    if isinstance(x, RunConfig):
+        return x.run_dir
+    p = Path(x)
+    return p.parent if p.name == STAGE else p
+
+
+def run_row(run_dir: Path) -> dict[str, Any]:
+    """One flat row for a run folder: totals, per-kind scores, retrieval hit@k means, time, tokens."""
+    from .plots import hit_at_k, stage_costs_from_dir
+
+    path = run_dir / STAGE / "scores.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: run stage 07_evaluate for {run_dir.name} first")
+    s = read_json(path)
+    row: dict[str, Any] = {"run": run_dir.name, **s.get("totals", {})}
+    for k in s.get("by_kind", []):
+        row[f"score.{k['kind']}"] = k["score"]
+    if s.get("retrieval"):
+        for k, v in hit_at_k(pd.DataFrame(s["retrieval"])).items():
+            row[f"hit@{k}"] = v
+    costs = stage_costs_from_dir(run_dir)
+    row["seconds"] = round(float(costs.seconds.sum()), 2) if len(costs) else None
+    row["tokens"] = int(costs.tokens.sum()) if len(costs) else None
+    return row
+
+
+def compare_runs(*runs: RunConfig | Path | str) -> pd.DataFrame:
+    """Runs side by side (one row each) from their ``07_evaluate/scores.json`` and stage manifests.
+
+    Each argument is a RunConfig, a run folder ``outputs/<run>`` or its ``07_evaluate`` folder.
+    """
+    if len(runs) == 1 and isinstance(runs[0], (list, tuple)):
+        runs = tuple(runs[0])
+    return pd.DataFrame([run_row(_run_dir(r)) for r in runs]).set_index("run")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m rag.evaluate --data DIR --submission FILE [--gold answers|labels|both]``: print the score."""
+    import argparse
+
+    from ..core.dataset import load_dataset
+
+    ap = argparse.ArgumentParser(prog="python -m rag.evaluate", description=main.__doc__)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--submission", required=True)
+    ap.add_argument("--gold", default="both", choices=("answers", "labels", "both"))
+    a = ap.parse_args(argv)
+    per_q, s = evaluate_submission(a.submission, load_dataset(a.data, check_hashes=False), a.gold)
+    cols = ["qid", "kind", "value", "gold", "answer_score", "ref_score", "wrong", "missed"]
+    print(per_q[cols].to_string(index=False))
+    print(pd.DataFrame(s["by_kind"]).to_string(index=False))
+    print(json.dumps(s["totals"]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,4 @@
+"""``python -m rag.evaluate --data DIR --submission FILE [--gold answers|labels|both]``."""
+from . import main
+
+raise SystemExit(main())

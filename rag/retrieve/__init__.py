@@ -1,0 +1,194 @@
+"""Stage 05: route each question, retrieve candidate pages per report, rerank, write the evidence.
+
+Contract:
+- ``retrieve_pages(cfg, question_text, sha1) -> list[CandidatePage]``: the top
+  ``cfg.retrieve.top_pages`` pages of one report for one question, best first. Chunks come from the
+  report's index (``rag.index.load_report_index``): ``top_k_chunks`` by dense cosine, BM25, or both
+  fused by reciprocal rank fusion (``cfg.retrieve.mode``); chunks are lifted to their parent pages
+  (1-based ``page``), a page's score made from its chunks by ``cfg.retrieve.page_score``, and
+  ``scores["retrieval"]`` = page score / best page score in [0, 1] (1 = best page of this report).
+  ``scores["final"]`` equals ``retrieval`` until :func:`rag.retrieve.rerank.rerank` blends in its score.
+  The queries come from :func:`rag.retrieve.query.build_search`: the question without answer-format boilerplate
+  and the company's name (``query_cleanup``), LLM expansion (``query_expansion``), and the terms of
+  matching lexicon topics in the BM25 query and one more dense query (``lexicon_expansion``,
+  ``lexicon_dense``); the reranker still sees the full question.
+- ``run_retrieve(cfg, ds, progress=True) -> DataFrame`` writes ``05_retrieve/<qid>.json`` per question
+  (question, kind, routed reports, sub-questions, candidate pages per report with every score and
+  reason, the search run per report: query, dense queries, BM25 query, lexicon topics; usage) and
+  the stage manifest; a question whose key is unchanged is skipped. A question routed to a report that
+  failed upstream is blocked (no record; 06 answers it N/A with the reason).
+- Owner of ``05_retrieve/``: ``load_retrieval(cfg or run dir, qid)``, ``load_retrievals``, ``load_records``
+  and ``item_state`` (typed :class:`rag.core.records.RetrievalRecord`) are how every other module reads it.
+- The search itself (``retrieve_pages``, ``search_chunks``, ``lift_to_pages``, ``rrf``) is
+  :mod:`rag.retrieve.search`; queries :mod:`rag.retrieve.query`; routing :mod:`rag.retrieve.route`;
+  reranking :mod:`rag.retrieve.rerank`.
+- Score direction everywhere: higher = better.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+from pydantic import ValidationError
+
+from ..core.artifacts import hash_key, read_json, run_dir_of
+
+from ..core.stage import ItemState, Stage
+from ..core.stage import item_state as _item_state
+from ..core.config import RunConfig
+from ..core import deps
+from ..core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
+from ..core.usage import ItemUsage
+from ..core.dataset import Dataset, Question
+from ..models.base import Usage
+from .query import lexicon_hash
+# CandidatePage, RetrievalRecord: the 05 records (rag.core.records); re-exported, tests import them from here.
+from ..core.records import SCORE_KEYS, CandidatePage, RetrievalRecord, RoutedReport  # noqa: F401
+from .route import route, split_comparative
+# Chunk search, fusion, page lifting and their caches (re-exported: rag.retrieve.retrieve_pages…).
+from .search import clear_caches, lift_to_pages, page_texts, retrieve_pages, rrf, search_chunks  # noqa: F401
+
+CODE_VERSION = "retrieve-1"
+STAGE = "05_retrieve"
+
+
+# ---- the stage --------------------------------------------------------------------------------
+def _upstream(cfg: RunConfig, sha1s: Sequence[str]) -> tuple[dict[str, Any], str]:
+    """(producer keys of 02 and 04 for these reports, the reason one of them failed or "")."""
+    from .. import clean, index
+
+    keys: dict[str, Any] = {clean.STAGE: {}, index.STAGE: {}}
+    for s in sha1s:
+        for name, st in ((clean.STAGE, clean.item_state(cfg, s)),
+                         (index.STAGE, index.item_state(cfg, s, cfg.retrieve.chunk_size))):
+            why = upstream_block(name, st)
+            if why:
+                return keys, f"report {s}: {why}"
+            keys[name][s] = st.key or None
+    return keys, ""
+
+
+def question_key(cfg: RunConfig, q: Question, routed: Sequence[str], companies: dict[str, str],
+                 upstream: dict[str, Any] | None = None) -> str:
+    """Currency key: question, routed companies, upstream item keys, this stage's config (rag.core.deps:
+    retrieve, rerank, + llm when it reranks with or expands queries by the LLM), lexicon, code."""
+    upstream = upstream if upstream is not None else _upstream(cfg, routed)[0]
+    return hash_key(q.text, q.kind, {s: companies[s] for s in routed}, upstream,
+                    deps.config_signature(cfg, STAGE),
+                    # the lexicon's content only when it is used: keys of runs without it stay as they were
+                    *([lexicon_hash(cfg)] if cfg.retrieve.lexicon_expansion else []), CODE_VERSION)
+
+
+def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> RetrievalRecord:
+    """The 05_retrieve record of one question (routing, sub-questions, reranked candidates, usage)."""
+    from .rerank import rerank
+
+    t0 = time.perf_counter()
+    subs = split_comparative(q.text, q.kind, ds.reports)
+    usages: list[Usage] = []
+    candidates: dict[str, list[CandidatePage]] = {}
+    searches: dict[str, dict[str, Any]] = {}
+    for sha1, text in subs.items():
+        searches[sha1] = {}
+        pages = retrieve_pages(cfg, text, sha1, llm=llm, usage=usages, trace=searches[sha1])
+        pages, u = rerank(cfg, text, pages, llm=llm)
+        usages.append(u)
+        candidates[sha1] = pages
+    companies = {r.sha1: r.company for r in ds.reports}
+    return RetrievalRecord(qid=q.qid, question=q.text, kind=q.kind,
+                           routed=[RoutedReport(sha1=s, company=companies[s]) for s in subs],
+                           sub_questions=subs if q.kind == "comparative" else {}, candidates=candidates,
+                           search=searches, usage=sum(usages, Usage()).as_dict(),
+                           seconds=round(time.perf_counter() - t0, 3))
+
+
+def summary_row(rec: RetrievalRecord, skipped: bool = False) -> dict[str, Any]:
+    tops = [f"{s[:8]}:p{c[0].page}" for s, c in rec.candidates.items() if c]
+    return {"qid": rec.qid, "kind": rec.kind, "companies": ", ".join(r.company for r in rec.routed),
+            "n_reports": len(rec.routed), "top_pages": " ".join(tops),
+            "lexicon": ", ".join(sorted({t for s in rec.search.values() for t in s.get("lexicon_topics", [])})),
+            "top_final": max((c[0].scores["final"] for c in rec.candidates.values() if c), default=None),
+            "seconds": rec.seconds, "skipped": skipped}
+
+
+def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataFrame:
+    """Stage 05 over every question of ``ds``; one summary row per question. A question routed to a report
+    that failed upstream is blocked (no record; 06 answers it N/A naming the failure)."""
+    stage = Stage(cfg, STAGE)
+    companies = {r.sha1: r.company for r in ds.reports}
+    items = []
+    for q in ds.questions:
+        routed = route(q.text, ds.reports)
+        upstream, why = _upstream(cfg, routed)
+        items.append(Item(q.qid, question_key(cfg, q, routed, companies, upstream), (record_file(q.qid),),
+                          (q, routed), blocked=why))
+    llm = None
+    llm_lock = threading.Lock()
+
+    def work(it: Item) -> Result:
+        nonlocal llm
+        q, routed = it.payload
+        with llm_lock:
+            if llm is None and deps.llm_uses(cfg, STAGE) and routed:
+                from ..models import get_llm
+
+                llm = get_llm(cfg)
+        rec = retrieve_question(cfg, q, ds, llm=llm)
+        return Result(files={record_file(q.qid): Json(rec.model_dump(mode="json"))},
+                      info={"reports": [r.sha1 for r in rec.routed], "seconds": rec.seconds},
+                      usage=ItemUsage.from_model(rec.usage))
+
+    outcomes = run_items(stage, items, work, progress=progress, unit="question")
+    rows = []
+    for it in items:
+        o = outcomes[it.id]
+        if o.ok:
+            rows.append(summary_row(load_retrieval(cfg, it.id), skipped=o.status == "current"))
+        else:
+            rows.append({"qid": it.id, "kind": it.payload[0].kind, "error": o.error})
+    n = outcome_counts(outcomes)
+    stage.finish(counts={"questions": len(ds.questions), "done": n["ran"], "skipped": n["current"],
+                         "failed": n["failed"], "blocked": n["blocked"],
+                         "unrouted": sum(1 for it in items if not it.payload[1])},
+                 item_ids=[i.id for i in items], extra={"code_version": CODE_VERSION, "failures": failures(outcomes)})
+    return pd.DataFrame(rows)
+
+
+# ---- what later stages read (this module owns 05_retrieve/) ------------------------------------
+def record_file(qid: str) -> str:
+    return f"{qid}.json"
+
+
+def item_state(cfg_or_run: RunConfig | Path | str, qid: str) -> ItemState:
+    """State of question ``qid`` in 05_retrieve (done + key, failed/blocked + reason, or missing)."""
+    return _item_state(run_dir_of(cfg_or_run) / STAGE, qid, (record_file(qid),))
+
+
+def load_retrieval(cfg_or_run: RunConfig | Path | str, qid: str) -> RetrievalRecord:
+    """The 05 record of ``qid`` (:class:`rag.core.records.RetrievalRecord`); errors name the file and stage."""
+    path = run_dir_of(cfg_or_run) / STAGE / record_file(qid)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: run stage 05_retrieve for question {qid} first")
+    try:
+        return RetrievalRecord.model_validate(read_json(path))
+    except ValidationError as e:
+        raise ValueError(f"{path}: not a valid 05_retrieve record ({e.error_count()} problem(s): "
+                         f"{e.errors()[0]['loc']}: {e.errors()[0]['msg']})") from None
+
+
+def load_retrievals(cfg_or_run: RunConfig | Path | str, qids: Sequence[str] | None = None) -> dict[str, RetrievalRecord]:
+    """``{qid: record}`` of the 05 records present (for ``qids``, or every record, sorted by qid)."""
+    d = run_dir_of(cfg_or_run) / STAGE
+    if qids is None:
+        if not d.is_dir():
+            raise FileNotFoundError(f"{d} does not exist: run stage 05_retrieve first")
+        qids = sorted(p.stem for p in d.glob("*.json") if p.name != "manifest.json")
+    return {q: load_retrieval(cfg_or_run, q) for q in qids if (d / record_file(q)).exists()}
+
+
+def load_records(cfg: RunConfig, ds: Dataset) -> dict[str, RetrievalRecord]:
+    """``{qid: record}`` of the 05 records present for ``ds``'s questions."""
+    return load_retrievals(cfg, [q.qid for q in ds.questions])

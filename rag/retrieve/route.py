@@ -1,0 +1,167 @@
+"""Route a question to the report(s) it names, and split comparative questions per company.
+
+Contract:
+- ``route(question_text, reports) -> list[sha1]``: the reports whose company the question names, in
+  the order the names appear in the question. ``reports`` is a sequence of objects with ``.sha1`` and
+  ``.company`` (``rag.core.dataset.Report``) or a mapping ``{sha1: company}``. No known company -> ``[]``
+  (the caller answers N/A), never an exception.
+- ``split_comparative(question_text, kind, reports) -> {sha1: sub_question}``: for a comparative
+  question one rule-based sub-question per routed company ("What was the <metric> of <company> <tail>?");
+  for any other kind every routed report maps to the question itself.
+
+Matching: names and question are normalized to lowercase word tokens (quotes, punctuation, possessive
+"'s" and a leading "The" dropped, "&" read as "and"). Each company is tried as its full name and as
+the name with trailing legal suffixes stripped one at a time (Inc., Ltd, plc, Corporation, AG, N.V.,
+Holdings, Group...). Every contiguous occurrence in the question is a candidate span; spans are accepted
+longest first and a span overlapping an accepted one is dropped, so "Kelly Partners Group Holdings
+Limited" wins over a shorter "Kelly Partners" name inside it, and two companies sharing one word
+("Harrow Group" / "Harrow Foods") never collide (a shared word alone matches nothing). Reports whose
+names normalize identically (e.g. two years of one company) are all routed.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Iterable, Mapping, Sequence
+
+# Trailing tokens treated as legal form / group words (normalized: lowercase, dots removed).
+LEGAL_SUFFIXES = frozenset({
+    "inc", "incorporated", "ltd", "limited", "plc", "corp", "corporation", "co", "company", "llc", "lp",
+    "ag", "sa", "se", "nv", "bv", "gmbh", "kgaa", "spa", "asa", "ab", "oyj", "kk", "bhd", "pty", "pte",
+    "holding", "holdings", "group",
+})
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00b4": "'", "`": "'"})
+
+
+def normalize_tokens(text: str, lower: bool = True) -> list[str]:
+    """Word tokens; dots inside abbreviations joined ("N.V." -> "nv"), "'s" and quotes dropped.
+
+    ``lower=False`` keeps the original case (same tokens, same positions) for the capitalization check.
+    """
+    t = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    t = t.lower() if lower else t
+    t = re.sub(r"'[sS]\b", "", t)  # possessive: "Downer EDI Limited's" -> "... limited"
+    t = t.replace("&", " and ")
+    t = re.sub(r"(?<=\w)\.(?=\w)", "", t)  # "n.v." -> "nv.", "s.a." -> "sa."
+    t = re.sub(r"[^\w\s]", " ", t)
+    return t.split()
+
+
+def name_variants(company: str) -> list[tuple[str, ...]]:
+    """Token tuples a company may be written as: full name, then trailing legal suffixes stripped.
+
+    A leading "the" is always dropped (it is also dropped from the question text side by matching
+    on tokens: "the" before a name is simply not part of the span). A variant never becomes empty.
+    """
+    toks = normalize_tokens(company)
+    if toks and toks[0] == "the" and len(toks) > 1:
+        toks = toks[1:]
+    variants = [tuple(toks)]
+    while len(toks) > 1 and toks[-1] in LEGAL_SUFFIXES:
+        toks = toks[:-1]
+        variants.append(tuple(toks))
+    return [v for v in variants if v]
+
+
+def _as_pairs(reports: Sequence | Mapping[str, str]) -> list[tuple[str, str]]:
+    if isinstance(reports, Mapping):
+        return [(str(k), str(v)) for k, v in reports.items()]
+    return [(r.sha1, r.company) for r in reports]
+
+
+def _find(seq: Sequence[str], sub: tuple[str, ...]) -> Iterable[int]:
+    n = len(sub)
+    for i in range(len(seq) - n + 1):
+        if tuple(seq[i:i + n]) == sub:
+            yield i
+
+
+def _spans(question_text: str, reports) -> list[tuple[int, int, str]]:
+    """Accepted (start, end, sha1) spans in token positions, longest-first without overlaps."""
+    q = normalize_tokens(question_text)
+    q_orig = normalize_tokens(question_text, lower=False)
+    cands: list[tuple[int, int, int, int, str]] = []  # (length, strip level, start, end, sha1)
+    for sha1, company in _as_pairs(reports):
+        for n, v in enumerate(name_variants(company)):
+            if len(v) == 1 and v[0] in LEGAL_SUFFIXES | {"the", "and"}:
+                continue  # a name that is only a legal word would match everywhere
+            for i in _find(q, v):
+                # A one-word short form ("Harrow" of "Harrow Group plc") must be written as a name
+                # (capitalized) in the question, so a common word does not route.
+                if n > 0 and len(v) == 1 and not q_orig[i][:1].isupper():
+                    continue
+                cands.append((len(v), n, i, i + len(v), sha1))
+    # Longest first; on the same span a full name beats a suffix-stripped one ("Kelly Partners" is the
+    # company of that name, not "Kelly Partners Group Holdings Limited"); equal names are all kept.
+    cands.sort(key=lambda c: (-c[0], c[1], c[2]))
+    taken: dict[tuple[int, int], int] = {}  # accepted span -> its strip level
+    out: list[tuple[int, int, str]] = []
+    for length, n, s, e, sha1 in cands:
+        if (s, e) in taken:
+            if taken[(s, e)] == n and (s, e, sha1) not in out:
+                out.append((s, e, sha1))
+            continue
+        if any(s < te and ts < e for ts, te in taken):
+            continue
+        taken[(s, e)] = n
+        out.append((s, e, sha1))
+    return sorted(out)
+
+
+def route(question_text: str, reports) -> list[str]:
+    """The sha1s of every report whose company the question names (order of appearance); [] if none."""
+    seen: list[str] = []
+    for _, _, sha1 in _spans(question_text, reports):
+        if sha1 not in seen:
+            seen.append(sha1)
+    return seen
+
+
+# ---- comparative questions -------------------------------------------------------------------
+_SUPERLATIVE = (r"(?:highest|lowest|largest|smallest|greatest|least|biggest|most|fewest|higher|lower|"
+                r"larger|smaller|greater|better|worse|best|worst)")
+# "Which of the companies had the highest total revenue in EUR at the end of ...: "A", "B"?"
+_WHICH = re.compile(
+    r"^\s*(?:which|what)\s+(?:of\s+the\s+(?:following\s+)?)?(?:compan(?:y|ies)|one)\b.*?\b(?:the\s+)?"
+    + _SUPERLATIVE + r"\s+(?:amount\s+of\s+|number\s+of\s+|value\s+of\s+)?(?P<rest>.+)$", re.I | re.S)
+# Where the metric ends and the period phrase begins.
+_TAIL = re.compile(r"\s+(?=(?:at\s+the\s+end\s+of|as\s+of|as\s+at|in\s+the\s+(?:fiscal|financial|last|most)|"
+                   r"for\s+the\s+(?:fiscal|financial|last|year|period)|during|within|in\s+(?:fy\s*)?\d{4})\b)",
+                   re.I)
+# The trailing company list: ': "A", "B" and "C"?' (straight or curly quotes).
+_LIST = re.compile(r"""\s*[:,]?\s*(?:(?:["\u201c][^"\u201d]+["\u201d])\s*(?:,|\band\b|\bor\b)?\s*)+(?=\?|$)""", re.I)
+
+
+def _strip_list(text: str) -> tuple[str, str]:
+    """(question before the quoted company list, everything after the list's '?')."""
+    m = _LIST.search(text)
+    if not m:
+        head, sep, after = text.partition("?")
+        return head, after.strip() if sep else ""
+    head = text[:m.start()]
+    after = text[m.end():].lstrip("?").strip()
+    return head, after
+
+
+def sub_question(question_text: str, company: str) -> str:
+    """One company's rewrite of a comparative question (rule-based; falls back to a prefixed form)."""
+    head, _ = _strip_list(question_text)
+    head = head.strip().rstrip(":").strip()
+    m = _WHICH.match(head)
+    if m:
+        rest = m.group("rest").strip().rstrip("?.:").strip()
+        parts = _TAIL.split(rest, maxsplit=1)
+        metric = parts[0].strip()
+        tail = (" " + parts[1].strip()) if len(parts) > 1 else ""
+        metric = re.sub(r"^the\s+", "", metric, flags=re.I)
+        return f"What was the {metric} of {company}{tail}? If data is not available, return 'N/A'."
+    return f"For {company}: {head.rstrip('?')}? If data is not available, return 'N/A'."
+
+
+def split_comparative(question_text: str, kind: str, reports) -> dict[str, str]:
+    """``{sha1: text}`` per routed report: sub-questions for comparative ones, else the question itself."""
+    routed = route(question_text, reports)
+    if kind != "comparative" or len(routed) < 2:
+        return {sha1: question_text for sha1 in routed}
+    names = dict(_as_pairs(reports))
+    return {sha1: sub_question(question_text, names[sha1]) for sha1 in routed}
