@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 
-from .dataset import load_dataset
+from .core.dataset import load_dataset
 from .labels import append_label, labels_as_gold
 from .widgets.label_widget import parse_pages, parse_value  # the labelling widget's parsers
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from rag import valgen
-from rag.comparative import comparison_direction
-from rag.config import PROJECT_ROOT
-from rag.dataset import DatasetError, load_dataset
+from rag.answer.comparative import comparison_direction
+from rag.core.config import PROJECT_ROOT
+from rag.core.dataset import DatasetError, load_dataset
 from rag.labels import append_label, latest_labels
-from rag.route import route, split_comparative
+from rag.retrieve.route import route, split_comparative
 
 VAL = PROJECT_ROOT / "data" / "erc2-val"
 SHARED = PROJECT_ROOT.parent / "shared"

@@ -290,17 +290,11 @@ class RunConfig(_Frozen):
 
     def section_hash(self, *sections: str) -> str:
         """Stable hash of the named config sections (what a stage's outputs depend on)."""
-        dump = self.model_dump(mode="json")
-        data = {s: {k: v for k, v in dump[s].items() if (s, k) not in RUNTIME_ONLY} for s in sections}
+        data = {s: self.model_dump(mode="json")[s] for s in sections}
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
     def config_hash(self) -> str:
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
-
-
-# Settings that change how a model process runs, never what it answers: left out of currency keys, so
-# changing them re-runs nothing.
-RUNTIME_ONLY = {("llm", "n_threads_batch"), ("llm", "server_env"), ("llm", "server_max_restarts")}
 
 
 def available_presets() -> list[str]:
