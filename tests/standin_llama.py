@@ -7,12 +7,13 @@
 - ``exit-at-start``: exits with code 3 before listening (bad model file).
 Chat answers fit the request's JSON schema (llama.cpp's ``response_format.schema``) with minimal values.
 """
+import ctypes
 import json
 import os
 import signal
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer
 
 PORT, MODE = int(sys.argv[1]), sys.argv[2]
 N_OK = int(sys.argv[3]) if len(sys.argv) > 3 else 0
@@ -53,8 +54,9 @@ class Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         STATE["chat"] += 1
         if MODE == "segv" and STATE["chat"] > N_OK:
-            os.kill(os.getpid(), signal.SIGSEGV)
-            time.sleep(60)  # the signal lands asynchronously: never answer from a process that is dying
+            signal.signal(signal.SIGSEGV, signal.SIG_DFL)
+            ctypes.string_at(0)  # a real, synchronous segfault in this thread (as the AMX kernel did)
+            time.sleep(60)  # never reached; never answer from a process that is dying
         fmt = body.get("response_format") or {}
         schema = fmt.get("schema")
         text = json.dumps(minimal(schema, schema.get("$defs", {}))) if schema else "OK"
@@ -70,4 +72,4 @@ if __name__ == "__main__":
         print("error loading model: bad magic", flush=True)
         sys.exit(3)
     signal.signal(signal.SIGSEGV, signal.SIG_DFL)
-    ThreadingHTTPServer(("127.0.0.1", PORT), Handler).serve_forever()
+    HTTPServer(("127.0.0.1", PORT), Handler).serve_forever()  # one thread: the crash is the server's
