@@ -105,8 +105,12 @@ def _answer_row(d: dict[str, Any]) -> dict[str, Any]:
 def question_key(cfg: RunConfig, q: Question, rec_path: str) -> str:
     kinds = ("number", "comparative") if q.kind == "comparative" else (q.kind,)
     sections = ("answer", "llm") + (("retrieve", "rerank", "embed", "chunk") if q.kind == "comparative" else ())
-    return hash_key(q.text, q.kind, file_sha256(rec_path), [prompt_version(k, prompts_dir(cfg)) for k in kinds],
-                    cfg.section_hash(*sections), CODE_VERSION)
+    versions = [prompt_version(k, prompts_dir(cfg)) for k in kinds]
+    if cfg.answer.table_candidates and "number" in kinds:  # the figure-pick prompt (rag.figures)
+        from .figures import pick_version
+
+        versions.append(pick_version(prompts_dir(cfg)))
+    return hash_key(q.text, q.kind, file_sha256(rec_path), versions, cfg.section_hash(*sections), CODE_VERSION)
 
 
 def run_answer(cfg: RunConfig, ds: Dataset, progress: bool = True, llm: Any = None,

@@ -5,7 +5,9 @@ Contracts:
   usage, model, error, seconds); a StructuredOutputError becomes ``parsed=None`` with its raw text kept.
 - ``answer_pages(llm, cfg, kind, question, pages, report_currency, counter)`` answers one question
   from one report's ranked pages (long context split into parts by :func:`rag.context.pack_parts`,
-  part answers fused) -> {value, cited, calls, interpretation, answering_part}.
+  part answers fused) -> {value, cited, calls, interpretation, answering_part}. With
+  ``answer.table_candidates`` a number question is first answered by picking among table figures
+  (:func:`rag.figures.answer_from_tables`); pages are read only when no table candidate exists.
 - ``prompts_dir(cfg)``: the prompt blocks' folder (``answer.prompts_dir``, relative to the project).
 """
 from __future__ import annotations
@@ -52,6 +54,12 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
     true when any part says true, names is the union over parts. With ``answer.early_stop`` the first
     settling part ends the loop (names always reads every part).
     """
+    if kind == "number" and cfg.answer.table_candidates:  # pick among table figures (rag.figures)
+        from .figures import answer_from_tables
+
+        res = answer_from_tables(llm, cfg, question, pages, report_currency, counter, company)
+        if res is not None:
+            return res
     top = pages[: cfg.answer.max_pages]
     parts = pack_parts(top, cfg.answer.max_context_tokens, counter, cfg.answer.pages_per_call.get(kind, 0))
     calls, value, cited_all, info_used = [], (False if kind == "boolean" else NA), [], {}

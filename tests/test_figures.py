@@ -1,0 +1,202 @@
+"""rag.figures: number answers from table candidates (labels, latest period, units, currency, the pick)."""
+from __future__ import annotations
+
+import pytest
+
+from rag import figures as F
+from rag import metric
+from rag.context import CtxPage
+from rag.fuse import answer_pages
+from rag.models.base import FakeLLM
+from rag.prompts import NumberAnswer
+
+A = "a" * 40
+COUNT = lambda t: len(t) // 4  # noqa: E731
+Q_REV = ("What was the Total revenue (in USD) for Acme Corp according to the annual report (within the last period "
+         "or at the end of the last period)? If data is not available, return 'N/A'.")
+Q_CFO = ("According to the annual report, what is the Cash flow from operations (in USD) for Acme Corp  (within the "
+         "last period or at the end of the last period)? If data is not available, return 'N/A'.")
+Q_GM = ("What was the Gross margin (%) for Acme Corp according to the annual report (within the last period or at "
+        "the end of the last period)? If data is not available, return 'N/A'.")
+
+INCOME = """# Consolidated Statements of Operations
+
+Table: Consolidated Statements of Operations — values in thousands of USD, except per share data (as printed: "(in thousands, except per share data)")
+| | Note | Year Ended December 31, 2022 | 2021 |
+|---|---|---|---|
+| Total revenues | 4 | $ 1,234,567 | $ 1,100,000 |
+| Cost of revenues | | (600,000) | (500,000) |
+| Gross profit | | 634,567 | 600,000 |
+| Gross margin | | 51.4% | 54.5% |
+| Net loss | | (1,234) | 4,000 |
+| Net loss per share, basic | | (0.45) | 0.12 |
+"""
+MATURITIES = """Table: Debt maturities — values in thousands of USD
+| | 2023 | 2024 | 2025 |
+|---|---|---|---|
+| Total revenues | 1 | 2 | 3 |
+"""
+
+
+def cfg_(make_cfg, **over):
+    return make_cfg(overrides={"answer.table_candidates": True, **over})
+
+
+def pg(text: str, n: int = 45, rank: int = 0) -> CtxPage:
+    return CtxPage(A, n, text, rank, 1.0 - rank / 10)
+
+
+# ---- tables and periods ------------------------------------------------------------------------
+def test_parse_tables_keeps_unit_line_and_moves_period_rows_to_the_header():
+    md = "Table: Balance sheet — values in millions of EUR\n| | | |\n|---|---|---|\n| | 2022 | 2021 |\n| Total assets | 5,000 | 4,000 |"
+    (t,) = F.parse_tables(md)
+    assert t.title.startswith("Table: Balance sheet")
+    assert t.header == [["", "", ""], ["", "2022", "2021"]] and t.rows == [["Total assets", "5,000", "4,000"]]
+
+
+@pytest.mark.parametrize("text,year", [("December 31, 2022", 2022), ("FY22", 2022), ("2021/22", 2022),
+                                       ("2021/2022", 2022), ("2022 $", 2022), ("2022 vs 2021", None),
+                                       ("Note", None), ("1999", 1999)])
+def test_column_year(text, year):
+    assert F.column_year(text) == year
+
+
+def test_report_year_ignores_a_maturity_schedule():
+    tables = F.parse_tables(INCOME) + F.parse_tables(MATURITIES)
+    assert F.report_year(tables) == 2022
+
+
+def test_latest_period_column_even_when_the_table_runs_oldest_first(make_cfg):
+    md = ("Table: Five-year summary — values in millions of USD\n| | 2018 | 2019 | 2020 | 2021 | 2022 |\n"
+          "|---|---|---|---|---|---|\n| Revenue | 10 | 11 | 12 | 13 | 14.5 |")
+    (c,) = F.build_candidates(cfg_(make_cfg), Q_REV, [pg(md)], "USD", "Acme Corp")
+    assert (c.printed, c.period, c.value, c.unit) == ("14.5", "2022", 14_500_000, "millions of USD")
+
+
+def test_note_column_and_dollar_cells_do_not_shift_the_period(make_cfg):
+    cands = F.build_candidates(cfg_(make_cfg), Q_REV, [pg(INCOME)], "USD", "Acme Corp")
+    assert cands[0].label == "Total revenues" and cands[0].printed == "1,234,567"
+    assert cands[0].value == 1_234_567_000 and cands[0].period == "Year Ended December 31, 2022"
+    # misaligned grid: "$" signs in their own columns the header does not have
+    md = ("Table: Income statement — values in thousands of USD\n| | 2022 | 2021 | | |\n|---|---|---|---|---|\n"
+          "| Revenue | $ | 812 | $ | 790 |")
+    (c,) = F.build_candidates(cfg_(make_cfg), Q_REV, [pg(md)], "USD", "Acme Corp")
+    assert c.value == 812_000
+
+
+# ---- labels --------------------------------------------------------------------------------------
+def test_label_scores_prefer_the_metric_itself():
+    terms = metric.metric_terms(Q_REV, "Acme Corp")
+    al = F.aliases_for(Q_REV, "Acme Corp")
+    assert F.label_score("Total revenues", terms, al) == 1.0
+    assert F.label_score("Cost of revenues", terms, al) == pytest.approx(0.9)
+    assert F.label_score("Net loss", terms, al) == 0.0
+    cfo = metric.metric_terms(Q_CFO, "Acme Corp")
+    assert F.label_score("Net cash provided by (used in) operating activities", cfo,
+                         F.aliases_for(Q_CFO, "Acme Corp")) == F.ALIAS_SCORE
+    gm = metric.metric_terms(Q_GM, "Acme Corp")
+    assert F.label_score("Gross profit", gm, F.aliases_for(Q_GM, "Acme Corp")) < 0.5
+
+
+def test_cost_of_revenue_ranks_below_revenue(make_cfg):
+    cands = F.build_candidates(cfg_(make_cfg), Q_REV, [pg(INCOME)], "USD", "Acme Corp")
+    assert [c.label for c in cands] == ["Total revenues", "Cost of revenues"]
+    assert cands[1].value == -600_000_000  # "(600,000)" in thousands: sign kept, scale applied
+
+
+# ---- units and scales ------------------------------------------------------------------------------
+@pytest.mark.parametrize("unit_line,header,label,factor", [
+    ("Table: Results — values in thousands of USD", "| | 2022 | 2021 |", "Revenue", 1_000),
+    ("Table: Results", "| | 2022 $m | 2021 $m |", "Revenue", 1_000_000),
+    ("Table: Results", "| | 2022 | 2021 |", "Revenue (000s)", 1_000),
+    ("Table: Results", "| | 2022 | 2021 |", "Revenue", 1),
+])
+def test_scale_from_unit_line_column_header_or_label(make_cfg, unit_line, header, label, factor):
+    md = f"{unit_line}\n{header}\n|---|---|---|\n| {label} | (1,234) | 1,000 |"
+    (c,) = F.build_candidates(cfg_(make_cfg), Q_REV, [pg(md)], "USD", "Acme Corp")
+    assert c.value == -1_234 * factor and c.factor == factor
+
+
+def test_per_share_is_never_scaled(make_cfg):
+    q = "What was the Earnings per share (EPS) (in USD) for Acme Corp according to the annual report?"
+    cands = F.build_candidates(cfg_(make_cfg), q, [pg(INCOME)], "USD", "Acme Corp")
+    assert cands[0].label == "Net loss per share, basic" and cands[0].value == pytest.approx(-0.45)
+    assert cands[0].unit == "USD per share"
+
+
+# ---- currency and percentages ------------------------------------------------------------------------
+def test_currency_asked_that_the_table_or_report_does_not_use_gives_no_candidate(make_cfg):
+    cfg = cfg_(make_cfg)
+    q_eur = Q_REV.replace("(in USD)", "(in EUR)")
+    assert F.build_candidates(cfg, q_eur, [pg(INCOME)], "USD", "Acme Corp") == []
+    bare = "Table: Results\n| | 2022 | 2021 |\n|---|---|---|\n| Revenue | 500 | 400 |"
+    assert F.build_candidates(cfg, Q_REV, [pg(bare)], "EUR", "Acme Corp") == []  # report currency EUR
+    (c,) = F.build_candidates(cfg, q_eur, [pg(bare)], "EUR", "Acme Corp")
+    assert c.value == 500 and c.currency == "EUR"
+
+
+def test_percent_metric_takes_the_printed_percentage_and_amounts_never_take_one(make_cfg):
+    cfg = cfg_(make_cfg)
+    (c,) = F.build_candidates(cfg, Q_GM, [pg(INCOME)], "USD", "Acme Corp")
+    assert (c.label, c.value, c.factor, c.unit) == ("Gross margin", 51.4, 1, "%")
+    q_gp = Q_REV.replace("Total revenue", "Gross profit")
+    cands = F.build_candidates(cfg, q_gp, [pg(INCOME)], "USD", "Acme Corp")
+    assert [c.value for c in cands] == [634_567_000]  # not the 51.4% row
+
+
+def test_future_only_tables_give_no_candidate(make_cfg):
+    cands = F.build_candidates(cfg_(make_cfg), Q_REV, [pg(INCOME), pg(MATURITIES, 46, 1)], "USD", "Acme Corp")
+    assert all(c.page == 45 for c in cands)
+
+
+# ---- the pick ------------------------------------------------------------------------------------------
+def _pick(choice):
+    def respond(messages, schema):
+        assert schema is F.FigurePick
+        assert "1. Total revenues | Year Ended December 31, 2022 | thousands of USD | 1,234,567" in messages[-1]["content"]
+        return {"reason": "r", "choice": choice}
+    return FakeLLM(respond)
+
+
+def test_pick_converts_the_chosen_candidate_and_cites_its_page(make_cfg):
+    cfg = cfg_(make_cfg)
+    pages = [pg("Highlights: a good year.", 3, 0), pg(INCOME, 45, 1)]
+    res = F.answer_from_tables(_pick(1), cfg, Q_REV, pages, "USD", COUNT, "Acme Corp")
+    assert res["value"] == 1_234_567_000 and [p.page for p in res["cited"]] == [45]
+    assert res["calls"][0]["interpretation"]["choice"] == 1
+    res2 = F.answer_from_tables(_pick("Candidate 2"), cfg, Q_REV, pages, "USD", COUNT, "Acme Corp")
+    assert res2["value"] == -600_000_000
+
+
+@pytest.mark.parametrize("choice", [0, 7, "N/A", None])
+def test_pick_none_or_out_of_range_is_na(make_cfg, choice):
+    res = F.answer_from_tables(_pick(choice), cfg_(make_cfg), Q_REV, [pg(INCOME)], "USD", COUNT, "Acme Corp")
+    assert res["value"] == "N/A" and res["cited"] == [] and "picked none" in res["interpretation"]["na_reason"]
+
+
+def test_parse_pick():
+    assert F.parse_pick({"reason": "", "choice": "3"}, 3) == 3
+    assert F.parse_pick({"reason": "", "choice": 4}, 3) == 0
+    assert F.parse_pick(None, 3) == 0 and F.parse_pick({"reason": "no choice"}, 3) == 0
+
+
+# ---- the hook in rag.fuse ----------------------------------------------------------------------------------
+def test_answer_pages_uses_tables_when_switched_on_and_reads_pages_otherwise(make_cfg):
+    seen = []
+
+    def respond(messages, schema):
+        seen.append(schema)
+        if schema is F.FigurePick:
+            return {"reason": "r", "choice": 1}
+        return {"step_by_step_analysis": "", "reasoning_summary": "", "relevant_pages": [1],
+                "value_as_printed": "1,234,567", "scale": "thousands", "currency": "USD"}
+
+    on = answer_pages(FakeLLM(respond), cfg_(make_cfg), "number", Q_REV, [pg(INCOME)], "USD", COUNT, "Acme Corp")
+    assert on["value"] == 1_234_567_000 and seen == [F.FigurePick]
+    off = answer_pages(FakeLLM(respond), make_cfg(), "number", Q_REV, [pg(INCOME)], "USD", COUNT, "Acme Corp")
+    assert off["value"] == 1_234_567_000 and seen[-1] is NumberAnswer
+    # switched on, but no table candidate (the metric is in prose only): the pages are read
+    prose = pg("Our revenue was $1,234,567 thousand in 2022.")
+    seen.clear()
+    res = answer_pages(FakeLLM(respond), cfg_(make_cfg), "number", Q_REV, [prose], "USD", COUNT, "Acme Corp")
+    assert seen == [NumberAnswer] and res["calls"][0]["kind"] == "number"
