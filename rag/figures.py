@@ -114,6 +114,7 @@ _FISCAL4 = re.compile(r"(?<!\d)((?:19|20)\d\d)\s?[/-]\s?((?:19|20)\d\d)(?!\d)")
 _FY = re.compile(r"(?i)\b(?:FY|F)\s?'?(\d\d)\b")
 _NIL = {"-", "–", "—", "−", "nil", "n/a", "—-", "--"}
 _SIGNS = re.compile(r"^(?:US\$|A\$|C\$|NZ\$|HK\$|S\$|R\$|[$€£¥₹])\s*|\s*(?:US\$|[$€£¥])$")
+_LEADERS = re.compile(r"^(.*?[^\W\d_)].*?)\s*(?:\.\s?){3,}\s*(.*)$")
 _AMOUNT = re.compile(r"^[(\-–—−+]?\s?\(?\d[\d,.\s'\u202f\u00a0]*\)?\s?%?\)?$")
 
 
@@ -145,7 +146,7 @@ def parse_tables(markdown: str, lookback: int = 3) -> list[MdTable]:
         # Period-only rows at the top of the body ("| | 2022 | 2021 |") belong to the header.
         while body and _period_row(body[0]):
             head.append(body.pop(0))
-        out.append(MdTable(title, head, body, len(out)))
+        out.append(MdTable(title, head, [_split_leaders(r) for r in body], len(out)))
         i = j
     return out
 
@@ -305,6 +306,17 @@ def _pick_cell(row: list[str], want_col: int | None, dated: list[tuple[int, int]
 
 def _label(row: list[str]) -> str:
     return row[0] if row and row[0] and not _is_amount(row[0]) else ""
+
+
+def _split_leaders(row: list[str]) -> list[str]:
+    """A label cell that runs into its value over dot leaders ("Total assets . . . . $51,057,683")
+    -> label cell + value cell; a label whose first cell is empty (a shifted grid) moves left."""
+    if len(row) > 1 and not row[0] and row[1] and not _is_amount(row[1]):
+        row = row[1:]
+    if row and (m := _LEADERS.match(row[0])):
+        rest = m.group(2).strip()
+        return [m.group(1).strip(), *([rest] if rest else []), *row[1:]]
+    return row
 
 
 def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,

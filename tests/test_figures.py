@@ -200,3 +200,12 @@ def test_answer_pages_uses_tables_when_switched_on_and_reads_pages_otherwise(mak
     seen.clear()
     res = answer_pages(FakeLLM(respond), cfg_(make_cfg), "number", Q_REV, [prose], "USD", COUNT, "Acme Corp")
     assert seen == [NumberAnswer] and res["calls"][0]["kind"] == "number"
+
+
+def test_dot_leaders_split_label_and_value(make_cfg):
+    q = ("For Acme Corp, what was the value of Total assets on balance sheet at year-end at the end of the period "
+         "listed in annual report? If data is not available, return 'N/A'.")
+    md = ("Table: Balance sheets — values in thousands of USD\n| | 2022 | 2021 |\n|---|---|---|\n"
+          "| Total assets . . . ........... $51,057,683 | $56,107,311 | |")
+    (c,) = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp")
+    assert (c.label, c.value) == ("Total assets", 51_057_683_000)
