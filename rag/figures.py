@@ -24,7 +24,8 @@ Contracts:
   header, else the row label, else the table's unit line (its "except per share" honoured); per-share
   and percentage questions never scaled; a percentage question takes only printed percentages (or a
   "%" column/label), any other question never takes them; a question naming a currency drops a table
-  whose currency (unit line, else the report's) differs -> no candidate, so N/A.
+  whose currency (unit line, else the pages' most common table currency, else the report's) differs
+  -> no candidate, so N/A.
 - ``pick_messages(question, cands, prompts_dir)`` / ``parse_pick(parsed, n) -> int`` (0 = N/A) and
   ``answer_from_tables(llm, cfg, question, pages, report_currency, counter, company)`` -> the
   ``rag.fuse.answer_pages`` result shape, or None when there is no candidate (the caller falls back
@@ -152,12 +153,13 @@ def parse_tables(markdown: str, lookback: int = 3) -> list[MdTable]:
 
 
 def _period_row(cells: list[str]) -> bool:
-    """A row that only names periods ("| | 2022 | 2021 |", "| Year ended | 31 Dec 2022 | 31 Dec 2021 |")."""
+    """A row that names periods and holds no amount ("| | 2022 | 2021 | $/# | % |",
+    "| Year ended | 31 Dec 2022 | 31 Dec 2021 |")."""
     vals = [c for c in cells[1:] if c]
     if not vals or (cells[0] and _is_amount(cells[0])):
         return False
-    return all(column_year(c) is not None and (not _is_amount(c) or re.fullmatch(r"(?:19|20)\d\d", c.strip()))
-               for c in vals)
+    years = [c for c in vals if column_year(c) is not None]
+    return bool(years) and not any(_is_amount(c) and not re.fullmatch(r"(?:19|20)\d\d", c.strip()) for c in vals)
 
 
 def column_year(text: str) -> int | None:
@@ -331,10 +333,14 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     dollar = nums.resolve_dollar("$", report_currency) or "USD"
     tables = [(p, t) for p in pages for t in parse_tables(p.text, a.unit_lookback_lines)]
     year = report_year([t for _, t in tables])
+    table_units = [_table_unit(t, dollar) for _, t in tables]
+    # A table without a currency: the pages' most common table currency (the clean stage resolved "$"
+    # per report), else the dataset's report currency (not always the report's own: a last resort).
+    seen = Counter(c for _, c in table_units if c)
+    fallback = seen.most_common(1)[0][0] if seen else (report_currency.upper() if report_currency else None)
     found: list[Candidate] = []
-    for p, t in tables:
-        unit, tcur = _table_unit(t, dollar)
-        cur = tcur or (report_currency.upper() if report_currency else None)
+    for (p, t), (unit, tcur) in zip(tables, table_units):
+        cur = tcur or fallback
         if asked and cur and cur != asked:
             continue  # the table (or the report) is in another currency: never convert
         dated = _table_years(t)

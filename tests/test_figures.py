@@ -209,3 +209,12 @@ def test_dot_leaders_split_label_and_value(make_cfg):
           "| Total assets . . . ........... $51,057,683 | $56,107,311 | |")
     (c,) = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp")
     assert (c.label, c.value) == ("Total assets", 51_057_683_000)
+
+
+def test_a_table_without_currency_takes_the_pages_currency_before_the_datasets(make_cfg):
+    bare = "Table: Highlights\n| | 2022 | 2021 |\n|---|---|---|\n| Revenue | 500 | 400 |"
+    eur = "Table: Income statement — values in millions of EUR\n| | 2022 | 2021 |\n|---|---|---|\n| Cost of sales | 90 | 80 |"
+    # the dataset says USD, but the report's tables are in EUR: a USD question gets no candidate
+    assert F.build_candidates(cfg_(make_cfg), Q_REV, [pg(bare), pg(eur, 46, 1)], "USD", "Acme Corp") == []
+    (c,) = F.build_candidates(cfg_(make_cfg), Q_REV.replace("USD", "EUR"), [pg(bare), pg(eur, 46, 1)], "USD", "Acme Corp")
+    assert (c.value, c.currency) == (500, "EUR")
