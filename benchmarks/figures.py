@@ -1,7 +1,7 @@
 """Benchmark table candidates for number questions (rag.figures) on a dataset with gold answers.
 
     .venv/bin/python benchmarks/figures.py --run dev --data ../shared/erc2-dev [--outputs ../main/outputs]
-        [--preset offline] [--set K=V] [--ks 0,10] [--show] [--llm [--baseline] [--limit N]]
+        [--preset offline] [--set K=V] [--ks 0,10] [--show] [--llm [--variants pick,pick_fb] [--baseline] [--limit N]]
 
 Reads the run's ``05_retrieve`` records (read-only; another process may have written them) and, for
 every number question with gold, builds the candidates of the top-k retrieved pages (k = 0 means
@@ -14,8 +14,9 @@ every number question with gold, builds the candidates of the top-k retrieved pa
 (c) average list length, tokens of the pick prompt vs today's text-reading prompt(s);
 (d) "code pick": the best-scoring candidate, no model (N/A when the list is empty): accuracy.
 With ``--llm`` (the preset's model; the llama.cpp server is started) each question is answered by
-``rag.fuse.answer_pages`` with ``answer.table_candidates`` on (the pick, or today's reading when there
-is no candidate), and with ``--baseline`` also with it off (today's reader): accuracy, N/A precision
+``rag.fuse.answer_pages`` with ``answer.table_candidates`` on (``pick``: the pick, or today's reading
+when there is no candidate; ``pick_fb``: also today's reading after an N/A pick), and with
+``--baseline`` also with it off (``today``: today's reader): accuracy, N/A precision
 and recall, prompt tokens and seconds per question. Numbers only; nothing is written to the run.
 """
 from __future__ import annotations
@@ -37,7 +38,10 @@ from rag.fuse import prompts_dir  # noqa: E402
 from rag.prompts import NA, build_messages, format_context  # noqa: E402
 from rag.scoring import is_na, score_answer, score_number  # noqa: E402
 
-ALL_CANDIDATES = 1000  # "all candidates": the list before it is cut to answer.figure_max_candidates
+ALL_CANDIDATES = 1000
+VARIANTS = {"pick": {"answer.table_candidates": True},  # the pick; pages read only without candidates
+            "pick_fb": {"answer.table_candidates": True, "answer.figure_na_fallback": True},  # ...or on an N/A pick
+            "today": {"answer.table_candidates": False}}  # "all candidates": the list before it is cut to answer.figure_max_candidates
 
 
 def _tokens(messages, counter) -> int:
@@ -84,6 +88,7 @@ def main(argv=None) -> int:
     ap.add_argument("--ks", default="0,10", help="pages searched for candidates; 0 = answer.max_pages")
     ap.add_argument("--show", action="store_true", help="one line per question")
     ap.add_argument("--llm", action="store_true", help="also answer with the model (pick, fallback reading)")
+    ap.add_argument("--variants", default="pick", help=f"with --llm: of {','.join(VARIANTS)}")
     ap.add_argument("--baseline", action="store_true", help="with --llm: also today's text reader")
     ap.add_argument("--limit", type=int, default=0, help="with --llm: only the first N number questions")
     args = ap.parse_args(argv)
@@ -176,9 +181,9 @@ def run_llm(args, base, ds, qs, counter) -> None:
     from rag.fuse import answer_pages
     from rag.models import get_llm
 
-    variants = {"pick": {"answer.table_candidates": True}}
+    variants = {k: VARIANTS[k] for k in args.variants.split(",")}
     if args.baseline:
-        variants["today"] = {"answer.table_candidates": False}
+        variants["today"] = VARIANTS["today"]
     over = {"rerank.mode": "none"}
     from rag.pipeline import parse_set
 
@@ -222,11 +227,12 @@ def run_llm(args, base, ds, qs, counter) -> None:
                         "tokens_per_q": g.prompt_tokens.mean(), "calls_per_q": g.calls.mean(),
                         "s_per_q": g.seconds.mean(), "cached_share": g.cached.mean()})
     print(pd.DataFrame(summary).round(3).to_string(index=False))
-    if len(variants) > 1:
-        wide = df.pivot(index="qid", columns="variant", values="score")
-        print("# per question (pick vs today): both right", int(((wide["pick"] == 1) & (wide["today"] == 1)).sum()),
-              "| pick only", int(((wide["pick"] == 1) & (wide["today"] == 0)).sum()),
-              "| today only", int(((wide["pick"] == 0) & (wide["today"] == 1)).sum()))
+    wide = df.pivot(index="qid", columns="variant", values="score")
+    for v in [v for v in variants if v != "today"]:
+        if "today" in variants:
+            print(f"# per question ({v} vs today): both right", int(((wide[v] == 1) & (wide["today"] == 1)).sum()),
+                  f"| {v} only", int(((wide[v] == 1) & (wide["today"] == 0)).sum()),
+                  "| today only", int(((wide[v] == 0) & (wide["today"] == 1)).sum()))
 
 
 if __name__ == "__main__":

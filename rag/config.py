@@ -259,6 +259,7 @@ class AnswerConfig(_Frozen):
     figure_pages: int = Field(0, ge=0)  # pages searched for candidates (0 = max_pages)
     figure_max_candidates: int = Field(6, ge=1)  # longest list shown to the model
     figure_min_label_score: float = Field(0.5, ge=0, le=1)  # a row label's share of the metric's words
+    figure_na_fallback: bool = False  # the model picked none of the candidates: read the pages as without them
 
 
 class RunConfig(_Frozen):

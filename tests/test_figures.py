@@ -218,3 +218,22 @@ def test_a_table_without_currency_takes_the_pages_currency_before_the_datasets(m
     assert F.build_candidates(cfg_(make_cfg), Q_REV, [pg(bare), pg(eur, 46, 1)], "USD", "Acme Corp") == []
     cands = F.build_candidates(cfg_(make_cfg), Q_REV.replace("USD", "EUR"), [pg(bare), pg(eur, 46, 1)], "USD", "Acme Corp")
     assert [(c.label, c.value, c.currency) for c in cands] == [("Revenue", 500, "EUR"), ("Cost of sales", 90_000_000, "EUR")]
+
+
+def test_na_pick_reads_the_pages_only_with_figure_na_fallback(make_cfg):
+    seen = []
+
+    def respond(messages, schema):
+        seen.append(schema)
+        if schema is F.FigurePick:
+            return {"reason": "none is revenue", "choice": 0}
+        return {"step_by_step_analysis": "", "reasoning_summary": "", "relevant_pages": [1],
+                "value_as_printed": "1,234,567", "scale": "thousands", "currency": "USD"}
+
+    res = answer_pages(FakeLLM(respond), cfg_(make_cfg), "number", Q_REV, [pg(INCOME)], "USD", COUNT, "Acme Corp")
+    assert res["value"] == "N/A" and seen == [F.FigurePick]
+    seen.clear()
+    cfg = cfg_(make_cfg, **{"answer.figure_na_fallback": True})
+    res = answer_pages(FakeLLM(respond), cfg, "number", Q_REV, [pg(INCOME)], "USD", COUNT, "Acme Corp")
+    assert res["value"] == 1_234_567_000 and seen == [F.FigurePick, NumberAnswer]
+    assert [c["kind"] for c in res["calls"]] == ["figure_pick", "number"] and [p.page for p in res["cited"]] == [45]
