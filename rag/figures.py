@@ -62,7 +62,7 @@ SUPPORT_MAX = 2
 RANK_PENALTY = 0.01  # per page rank: ties go to the better-retrieved page
 SCHEDULE_COLUMNS = 3  # ascending dated columns from this many on: a schedule (see _schedule)
 TITLE_CHARS = 60  # table title shown in the pick list
-LABEL_CHARS = 80
+LABEL_CHARS = 100
 NOTE_MAX = 99  # a first "value" this small without separators, in a row with one value too many, is a note ref
 
 # Row labels that name a metric in a report's words although they share few of the question's words.
@@ -88,7 +88,7 @@ LABEL_ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"\btotal assets\b", (r"^total assets$",)),
     (r"\beps\b|\bearnings per share\b",
      (r"^(?:basic |diluted )?(?:net )?(?:earnings|loss|income|profit|earnings loss|loss earnings|income loss|loss income)"
-      r" per (?:ordinary |common )?share", r"^basic(?: and diluted)?$", r"^basic (?:earnings|loss) per share")),
+      r" per (?:ordinary |common )?share", r"^basic (?:earnings|loss) per share")),
     (r"\bdividends? per share\b", (r"^(?:total )?dividends? (?:declared |paid )?per (?:ordinary |common )?share",)),
     (r"\bgross margin\b", (r"^gross (?:profit )?margin",)),
     (r"\b(?:shareholders|stockholders)'? equity\b|\btotal equity\b",
@@ -366,9 +366,17 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
         head = cols[want] if want is not None and want < len(cols) else ""
         if not pct and "%" in head:
             continue
+        section = ""  # the last row with a label and no value ("Loss per share:", "Revenue:")
         for r in t.rows:
             label = _label(r)
+            if label and not _value_slots(r):
+                section = label.rstrip(" :")
+                continue
             score = label_score(label, terms, aliases)
+            if section and label:  # "Basic and diluted" under "Loss per share:"
+                joined = f"{section}: {label}"
+                if (js := label_score(joined, terms, aliases)) > score:
+                    score, label = js, joined
             if score < a.figure_min_label_score:
                 continue
             got = _pick_cell(r, want, dated)

@@ -237,3 +237,13 @@ def test_na_pick_reads_the_pages_only_with_figure_na_fallback(make_cfg):
     res = answer_pages(FakeLLM(respond), cfg, "number", Q_REV, [pg(INCOME)], "USD", COUNT, "Acme Corp")
     assert res["value"] == 1_234_567_000 and seen == [F.FigurePick, NumberAnswer]
     assert [c["kind"] for c in res["calls"]] == ["figure_pick", "number"] and [p.page for p in res["cited"]] == [45]
+
+
+def test_a_section_row_names_the_metric_of_the_rows_below_it(make_cfg):
+    q = ("What was the EPS (earnings per share) (in USD) for Acme Corp according to the annual report (within the "
+         "last period or at the end of the last period)? If data is not available, return 'N/A'.")
+    md = ("Table: Statements of operations — values in thousands of USD, except per share data\n| | 2022 | 2021 |\n"
+          "|---|---|---|\n| Weighted average shares outstanding: | | |\n| Basic and Diluted | 9,727,000 | 9,700,000 |\n"
+          "| Loss per share: | | |\n| Basic and Diluted | $ (2.20) | $ (1.36) |")
+    (c,) = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp")
+    assert (c.label, c.value, c.factor) == ("Loss per share: Basic and Diluted", pytest.approx(-2.2), 1)
