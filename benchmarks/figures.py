@@ -16,7 +16,8 @@ every number question with gold, builds the candidates of the top-k retrieved pa
 With ``--llm`` (the preset's model; the llama.cpp server is started) each question is answered by
 ``rag.fuse.answer_pages`` with ``answer.table_candidates`` on (``pick``: the pick, or today's reading
 when there is no candidate; ``pick_fb``: also today's reading after an N/A pick), and with
-``--baseline`` also with it off (``today``: today's reader): accuracy, N/A precision
+``--baseline`` also with it off (``today``: today's reader). Only questions with candidates are asked
+unless ``--all-questions`` (without candidates every variant is today's reader): accuracy, N/A precision
 and recall, prompt tokens and seconds per question. Numbers only; nothing is written to the run.
 """
 from __future__ import annotations
@@ -91,6 +92,8 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", default="pick", help=f"with --llm: of {','.join(VARIANTS)}")
     ap.add_argument("--baseline", action="store_true", help="with --llm: also today's text reader")
     ap.add_argument("--limit", type=int, default=0, help="with --llm: only the first N number questions")
+    ap.add_argument("--all-questions", action="store_true",
+                    help="with --llm: also questions without candidates (answered alike by every variant)")
     args = ap.parse_args(argv)
 
     from rag.models import count_tokens
@@ -199,6 +202,13 @@ def run_llm(args, base, ds, qs, counter) -> None:
             sha1s = routed_sha1s(rec)
             pages = merged_pages(candidates_by_report(rec), sha1s)
             rep = report_or_none(ds, sha1s[0]) if sha1s else None
+            if not args.all_questions:  # without candidates every variant is today's reader: not asked
+                pick_cfg = lc(args.preset, data_dir=base.data_dir, run=base.run, outputs_dir=base.outputs_dir,
+                              overrides={**over, **VARIANTS["pick"]})
+                top = pages[: pick_cfg.answer.figure_pages or pick_cfg.answer.max_pages]
+                if not figures.build_candidates(pick_cfg, q.text, top, rep.currency if rep else None,
+                                                rep.company if rep else ""):
+                    continue
             t0 = time.perf_counter()
             if pages:
                 res = answer_pages(llm, cfg, "number", q.text, pages, rep.currency if rep else None, counter,
