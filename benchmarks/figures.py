@@ -62,13 +62,13 @@ _CLEAN: dict[str, dict[int, str]] = {}
 
 def _gold_pages(cfg, refs):
     """CtxPages of gold (sha1, page) refs from the run's 02_clean (those whose report is there)."""
-    from rag.artifacts import read_json, stage_dir
+    from rag.artifacts import read_json
     from rag.context import CtxPage
 
     out = []
     for sha1, page in refs:
         if sha1 not in _CLEAN:
-            path = stage_dir(cfg, "02_clean") / f"{sha1}.json"
+            path = cfg.run_dir / "02_clean" / f"{sha1}.json"
             _CLEAN[sha1] = {p["page"]: p["markdown"] for p in read_json(path)["pages"]} if path.exists() else {}
         if page in _CLEAN[sha1]:
             out.append(CtxPage(sha1, page, _CLEAN[sha1][page], len(out), 1.0))
@@ -231,8 +231,8 @@ def run_llm(args, base, ds, qs, counter) -> None:
         ans_na = g.value.apply(lambda v: v == NA)
         summary.append({"variant": name, "n": len(g), "acc": g.score.mean(),
                         "acc_value": g[~g.gold_na].score.mean(), "acc_na": g[g.gold_na].score.mean(),
-                        "na_precision": (g.gold_na & ans_na).sum() / max(1, ans_na.sum()),
-                        "na_recall": (g.gold_na & ans_na).sum() / max(1, g.gold_na.sum()),
+                        "na_precision": (g.gold_na & ans_na).sum() / ans_na.sum() if ans_na.any() else float("nan"),
+                        "na_recall": (g.gold_na & ans_na).sum() / g.gold_na.sum() if g.gold_na.any() else float("nan"),
                         "from_tables": (g.source == "tables").mean(),
                         "tokens_per_q": g.prompt_tokens.mean(), "calls_per_q": g.calls.mean(),
                         "s_per_q": g.seconds.mean(), "cached_share": g.cached.mean()})
