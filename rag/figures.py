@@ -49,6 +49,7 @@ from . import numbers as nums
 from . import units
 from .config import RunConfig
 from .context import CtxPage
+from .query import search_text
 
 NA = "N/A"
 
@@ -57,6 +58,7 @@ EXTRA_WORD_PENALTY = 0.1  # per label word that is not a word of the metric ("Co
 UNDATED_PENALTY = 0.2  # a table whose columns name no period: its first value column is only a guess
 OLDER_PENALTY = 0.3  # the table's latest column is older than the report's period end
 ALIAS_SCORE = 0.95  # a label in the report's words: below an exact match, so "Cost of revenue" wins its own question
+TOTAL_BONUS = 0.05  # a "Total ..." row when the question asks for a total
 SUPPORT_BONUS = 0.05  # per other table printing the same value for a matching row (capped below)
 SUPPORT_MAX = 2
 RANK_PENALTY = 0.01  # per page rank: ties go to the better-retrieved page
@@ -147,7 +149,10 @@ def parse_tables(markdown: str, lookback: int = 3) -> list[MdTable]:
         # Period-only rows at the top of the body ("| | 2022 | 2021 |") belong to the header.
         while body and _period_row(body[0]):
             head.append(body.pop(0))
-        out.append(MdTable(title, head, [_split_leaders(r) for r in body], len(out)))
+        body = [_split_leaders(r) for r in body]
+        if head and head[0] and column_year(head[0][0]) is not None and any(_label(r) for r in body):
+            head = [["", *h] for h in head]  # "| 2022 | 2021 |" over "| Total assets | 51,057 | 56,107 |"
+        out.append(MdTable(title, head, body, len(out)))
         i = j
     return out
 
@@ -223,8 +228,6 @@ def _norm_label(label: str) -> str:
 
 def aliases_for(question: str, company: str = "") -> tuple[str, ...]:
     """Label patterns of :data:`LABEL_ALIASES` for the metric the question asks for."""
-    from .query import search_text
-
     q = search_text(question, company)  # the question without its ERC boilerplate and company
     return tuple(a for rx, labels in LABEL_ALIASES if re.search(rx, q, re.IGNORECASE) for a in labels)
 
@@ -271,7 +274,12 @@ class Candidate:
 def _table_unit(t: MdTable, dollar: str) -> tuple[nums.Scale, str | None]:
     """The table's unit line ("Table: ... — values in thousands of USD, except per share data")."""
     sc = nums.scale_from_text(t.title) if t.title else nums.Scale()
-    head = " ".join(c for r in t.header for c in r)
+    top = []  # body rows above the first amount ("| (dollars in thousands) | Amount Percent |")
+    for r in t.rows:
+        if _value_slots(r):
+            break
+        top.append(r)
+    head = " ".join(c for r in t.header + top for c in r)
     factor = sc.factor
     if factor is None:
         found = units.find_scale(head)
@@ -299,8 +307,7 @@ def _pick_cell(row: list[str], want_col: int | None, dated: list[tuple[int, int]
     if len(slots) == len(order) + 1 and re.fullmatch(r"\d{1,2}", slots[0][1]) and int(slots[0][1]) <= NOTE_MAX:
         slots = slots[1:]  # a note reference column the header does not name
     if len(slots) == len(order):
-        c, cell = slots[order.index(want_col)]
-        return cell, c
+        return slots[order.index(want_col)][1], want_col  # the dated column it stands for
     if want_col < len(row) and (_is_amount(row[want_col]) or _is_nil(row[want_col])):
         return row[want_col], want_col
     return None
@@ -316,7 +323,7 @@ def _split_leaders(row: list[str]) -> list[str]:
     if len(row) > 1 and not row[0] and row[1] and not _is_amount(row[1]):
         row = row[1:]
     if row and (m := _LEADERS.match(row[0])):
-        rest = m.group(2).strip()
+        rest = _SIGNS.sub("", m.group(2).strip()).strip()  # "Operating activities .....$"
         return [m.group(1).strip(), *([rest] if rest else []), *row[1:]]
     return row
 
@@ -331,6 +338,7 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     pct, per_share = nums.asks_percent(question), nums.asks_per_share(question)
     counting = "number of" in question.lower() or bool(re.search(r"\b(?:employees|headcount|staff)\b", question, re.I))
     dollar = nums.resolve_dollar("$", report_currency) or "USD"
+    wants_total = bool(re.search(r"\btotal\b", search_text(question, company), re.IGNORECASE))
     tables = [(p, t) for p in pages for t in parse_tables(p.text, a.unit_lookback_lines)]
     year = report_year([t for _, t in tables])
     table_units = [_table_unit(t, dollar) for _, t in tables]
@@ -379,6 +387,8 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                     score, label = js, joined
             if score < a.figure_min_label_score:
                 continue
+            if wants_total and _norm_label(label).startswith("total"):
+                score += TOTAL_BONUS  # "Total deposits" over the "Deposits" rows of its parts
             got = _pick_cell(r, want, dated)
             if got is None or _is_nil(got[0]):
                 continue

@@ -247,3 +247,19 @@ def test_a_section_row_names_the_metric_of_the_rows_below_it(make_cfg):
           "| Loss per share: | | |\n| Basic and Diluted | $ (2.20) | $ (1.36) |")
     (c,) = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp")
     assert (c.label, c.value, c.factor) == ("Loss per share: Basic and Diluted", pytest.approx(-2.2), 1)
+
+
+def test_unit_in_a_body_row_above_the_amounts_and_a_header_without_label_column(make_cfg):
+    q = ("What was the value of Total deposits at year-end of Acme Corp at the end of the period listed in annual "
+         "report? If data is not available, return 'N/A'.")
+    md = ("Table: Deposits — values in USD\n| | December 31, 2022 | | December 31, 2021 | |\n|---|---|---|---|---|\n"
+          "| (dollars in thousands) | Amount Percent | | Amount Percent | |\n"
+          "| Time Deposits . . . . | 272,253 | 8.0 | 293,474 | 10.0 |\n"
+          "| Total Deposits . . . . | $ 3,416,543 | 100.0 % | $ 2,946,237 | 100.0 % |")
+    cands = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp")
+    assert (cands[0].label, cands[0].value) == ("Total Deposits", 3_416_543_000)
+    # a header row without the label column: its years name the value columns
+    md2 = "Table: Highlights — values in thousands of USD\n| 2022 | 2021 |\n|---|---|\n| Total assets | $51,057,683 | $56,107,311 |"
+    q2 = q.replace("Total deposits", "Total assets")
+    (c,) = F.build_candidates(cfg_(make_cfg), q2, [pg(md2)], "USD", "Acme Corp")
+    assert (c.period, c.value) == ("2022", 51_057_683_000)
