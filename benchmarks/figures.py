@@ -33,16 +33,17 @@ import pandas as pd  # noqa: E402
 
 from rag import figures  # noqa: E402
 from rag.config import load_config  # noqa: E402
-from rag.context import candidates_by_report, load_retrieval, merged_pages, pack_parts, report_or_none, routed_sha1s  # noqa: E402
+from rag.context import (candidates_by_report, load_retrieval, merged_pages, pack_parts,  # noqa: E402
+                         report_or_none, routed_sha1s)
 from rag.dataset import load_dataset  # noqa: E402
 from rag.fuse import prompts_dir  # noqa: E402
 from rag.prompts import NA, build_messages, format_context  # noqa: E402
 from rag.scoring import is_na, score_answer, score_number  # noqa: E402
 
-ALL_CANDIDATES = 1000
+ALL_CANDIDATES = 1000  # "all candidates": the list before it is cut to answer.figure_max_candidates
 VARIANTS = {"pick": {"answer.table_candidates": True},  # the pick; pages read only without candidates
             "pick_fb": {"answer.table_candidates": True, "answer.figure_na_fallback": True},  # ...or on an N/A pick
-            "today": {"answer.table_candidates": False}}  # "all candidates": the list before it is cut to answer.figure_max_candidates
+            "today": {"answer.table_candidates": False}}
 
 
 def _tokens(messages, counter) -> int:

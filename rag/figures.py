@@ -71,16 +71,19 @@ NOTE_MAX = 99  # a first "value" this small without separators, in a row with on
 # (question regex, label regexes); labels are lower-cased with punctuation other than "%"/"&" removed.
 LABEL_ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"cash flows? from operati|operating cash flow|cash from operations|cash generated from operations",
-     (r"^net cash (?:\w+ ){0,4}(?:from|by|in) operating activities", r"^cash (?:generated|provided) (?:from|by) operations",
-      r"^net cash (?:inflows?|outflows?) from operating", r"^net cash from operations", r"^cash flows? from operating activities$")),
+     (r"^net cash (?:\w+ ){0,4}(?:from|by|in) operating activities",
+      r"^cash (?:generated|provided) (?:from|by) operations", r"^net cash (?:inflows?|outflows?) from operating",
+      r"^net cash from operations", r"^cash flows? from operating activities$")),
     (r"\brevenues?\b|\bsales\b|\bturnover\b",
      (r"^(?:total )?(?:net )?(?:operating )?(?:revenues?|sales|turnover)(?: and other income)?"
       r"(?: from contracts with customers)?(?: net)?$", r"^revenue from (?:contracts with )?customers$")),
     (r"\bnet (?:income|profit|earnings|loss)\b",
      (r"^net (?:income|profit|earnings|loss)(?: loss| income)?(?: for the (?:year|period))?$",
-      r"^(?:profit|loss|profit loss|loss profit) for the (?:year|period)$", r"^net (?:income|loss|profit) attributable to")),
+      r"^(?:profit|loss|profit loss|loss profit) for the (?:year|period)$",
+      r"^net (?:income|loss|profit) attributable to")),
     (r"\boperating (?:income|profit)\b|\bincome from operations\b",
-     (r"^operating (?:income|profit|loss)(?: loss| income)?$", r"^(?:income|loss|income loss|loss income) from operations$",
+     (r"^operating (?:income|profit|loss)(?: loss| income)?$",
+      r"^(?:income|loss|income loss|loss income) from operations$",
       r"^results from operating activities$")),
     (r"\bcapital expenditures?\b|\bcapex\b",
      (r"^(?:purchases?|acquisitions?|payments? for|additions to) (?:of )?(?:property|plant|ppe)",
@@ -89,7 +92,8 @@ LABEL_ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
      (r"^long-term debt", r"^long term debt", r"^non-current borrowings", r"^borrowings non-current")),
     (r"\btotal assets\b", (r"^total assets$",)),
     (r"\beps\b|\bearnings per share\b",
-     (r"^(?:basic |diluted )?(?:net )?(?:earnings|loss|income|profit|earnings loss|loss earnings|income loss|loss income)"
+     (r"^(?:basic |diluted )?(?:net )?"
+      r"(?:earnings|loss|income|profit|earnings loss|loss earnings|income loss|loss income)"
       r" per (?:ordinary |common )?share", r"^basic (?:earnings|loss) per share")),
     (r"\bdividends? per share\b", (r"^(?:total )?dividends? (?:declared |paid )?per (?:ordinary |common )?share",)),
     (r"\bgross margin\b", (r"^gross (?:profit )?margin",)),
@@ -414,7 +418,8 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                 scale_name = units.SCALE_NAMES.get(factor, str(factor))
                 shown = f"{scale_name} of {cur}" if cur else scale_name
             value = parsed.value * factor
-            found.append(Candidate(label=label[:LABEL_CHARS], period=col_head or (str(year) if year and not notes else ""),
+            period = col_head or (str(year) if year and not notes else "")
+            found.append(Candidate(label=label[:LABEL_CHARS], period=period,
                                    printed=printed, value=int(value) if float(value).is_integer() else value,
                                    factor=factor, unit=shown, currency=cur, sha1=p.sha1, page=p.page, rank=p.rank,
                                    title=_title(t.title), score=score - penalty - RANK_PENALTY * p.rank,
