@@ -56,7 +56,8 @@ NA = "N/A"
 # ---- scoring constants (not tuning knobs of a run: they define what a candidate is) ----------------
 EXTRA_WORD_PENALTY = 0.1  # per label word that is not a word of the metric ("Cost of revenue" vs "Revenue")
 UNDATED_PENALTY = 0.2  # a table whose columns name no period: its first value column is only a guess
-OLDER_PENALTY = 0.3  # the table's latest column is older than the report's period end
+OLDER_PENALTY = 0.3
+NO_SCALE_PENALTY = 0.1  # an amount whose table states no scale (often a missed "in thousands")  # the table's latest column is older than the report's period end
 ALIAS_SCORE = 0.95  # a label in the report's words: below an exact match, so "Cost of revenue" wins its own question
 TOTAL_BONUS = 0.05  # a "Total ..." row when the question asks for a total
 SUPPORT_BONUS = 0.05  # per other table printing the same value for a matching row (capped below)
@@ -413,10 +414,13 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                 factor, shown = 1, "count"
             else:
                 exempt = "per share" in label.lower() and "per share" in unit.exceptions
-                factor = 1 if exempt else (col_scale[0] if col_scale else lab_scale[0] if lab_scale
-                                           else unit.factor or 1)
+                stated = col_scale[0] if col_scale else lab_scale[0] if lab_scale else unit.factor
+                factor = 1 if exempt else (stated or 1)
                 scale_name = units.SCALE_NAMES.get(factor, str(factor))
                 shown = f"{scale_name} of {cur}" if cur else scale_name
+                if not (stated or exempt):
+                    shown = f"{cur}, scale not stated" if cur else "scale not stated"
+                    score -= NO_SCALE_PENALTY
             value = parsed.value * factor
             period = col_head or (str(year) if year and not notes else "")
             found.append(Candidate(label=label[:LABEL_CHARS], period=period,

@@ -105,16 +105,16 @@ def test_cost_of_revenue_ranks_below_revenue(make_cfg):
 
 
 # ---- units and scales ------------------------------------------------------------------------------
-@pytest.mark.parametrize("unit_line,header,label,factor", [
-    ("Table: Results — values in thousands of USD", "| | 2022 | 2021 |", "Revenue", 1_000),
-    ("Table: Results", "| | 2022 $m | 2021 $m |", "Revenue", 1_000_000),
-    ("Table: Results", "| | 2022 | 2021 |", "Revenue (000s)", 1_000),
-    ("Table: Results", "| | 2022 | 2021 |", "Revenue", 1),
+@pytest.mark.parametrize("unit_line,header,label,factor,unit", [
+    ("Table: Results — values in thousands of USD", "| | 2022 | 2021 |", "Revenue", 1_000, "thousands of USD"),
+    ("Table: Results", "| | 2022 $m | 2021 $m |", "Revenue", 1_000_000, "millions of USD"),
+    ("Table: Results", "| | 2022 | 2021 |", "Revenue (000s)", 1_000, "thousands of USD"),
+    ("Table: Results", "| | 2022 | 2021 |", "Revenue", 1, "USD, scale not stated"),
 ])
-def test_scale_from_unit_line_column_header_or_label(make_cfg, unit_line, header, label, factor):
+def test_scale_from_unit_line_column_header_or_label(make_cfg, unit_line, header, label, factor, unit):
     md = f"{unit_line}\n{header}\n|---|---|---|\n| {label} | (1,234) | 1,000 |"
     (c,) = F.build_candidates(cfg_(make_cfg), Q_REV, [pg(md)], "USD", "Acme Corp")
-    assert c.value == -1_234 * factor and c.factor == factor
+    assert c.value == -1_234 * factor and c.factor == factor and c.unit == unit
 
 
 def test_per_share_is_never_scaled(make_cfg):
