@@ -57,7 +57,8 @@ NA = "N/A"
 EXTRA_WORD_PENALTY = 0.1  # per label word that is not a word of the metric ("Cost of revenue" vs "Revenue")
 UNDATED_PENALTY = 0.2  # a table whose columns name no period: its first value column is only a guess
 OLDER_PENALTY = 0.3
-NO_SCALE_PENALTY = 0.1  # an amount whose table states no scale (often a missed "in thousands")  # the table's latest column is older than the report's period end
+NO_SCALE_PENALTY = 0.1
+PARENT_ONLY_PENALTY = 0.05  # a parent-company-only ("condensed") statement: the consolidated figure is asked  # an amount whose table states no scale (often a missed "in thousands")  # the table's latest column is older than the report's period end
 ALIAS_SCORE = 0.95  # a label in the report's words: below an exact match, so "Cost of revenue" wins its own question
 TOTAL_BONUS = 0.05  # a "Total ..." row when the question asks for a total
 SUPPORT_BONUS = 0.05  # per other table printing the same value for a matching row (capped below)
@@ -123,6 +124,7 @@ _FY = re.compile(r"(?i)\bFY\s?'?(\d\d)\b")
 _NIL = {"-", "–", "—", "−", "nil", "n/a", "—-", "--"}
 _SIGNS = re.compile(r"^(?:US\$|A\$|C\$|NZ\$|HK\$|S\$|R\$|[$€£¥₹])\s*|\s*(?:US\$|[$€£¥])$")
 _LEADERS = re.compile(r"^(.*?[^\W\d_)].*?)\s*(?:\.\s?){3,}\s*(.*)$")
+_PARENT_ONLY = re.compile(r"(?i)\b(?:condensed|parent company|parent only|company only|bank only)\b")
 _AMOUNT = re.compile(r"^[(\-–—−+]?\s?\(?\d[\d,.\s'\u202f\u00a0]*\)?\s?%?\)?$")
 
 
@@ -376,6 +378,9 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
             if not (ty and (year is None or ty == year)):
                 penalty += UNDATED_PENALTY
                 notes.append("undated")
+        if _PARENT_ONLY.search(t.title):
+            penalty += PARENT_ONLY_PENALTY
+            notes.append("parent company only")
         head = cols[want] if want is not None and want < len(cols) else ""
         if not pct and "%" in head:
             continue

@@ -263,3 +263,11 @@ def test_unit_in_a_body_row_above_the_amounts_and_a_header_without_label_column(
     q2 = q.replace("Total deposits", "Total assets")
     (c,) = F.build_candidates(cfg_(make_cfg), q2, [pg(md2)], "USD", "Acme Corp")
     assert (c.period, c.value) == ("2022", 51_057_683_000)
+
+
+def test_parent_company_only_statement_ranks_below_the_consolidated_one(make_cfg):
+    parent = ("Table: Condensed Statements of Cash Flows — values in thousands of USD\n| | 2022 | 2021 |\n|---|---|---|\n"
+              "| Net cash provided by operating activities | 14,341 | 12,000 |")
+    consolidated = parent.replace("Condensed Statements", "Consolidated Statements").replace("14,341", "19,970")
+    cands = F.build_candidates(cfg_(make_cfg), Q_CFO, [pg(parent, 117, 0), pg(consolidated, 71, 1)], "USD", "Acme Corp")
+    assert [c.value for c in cands] == [19_970_000, 14_341_000] and cands[1].notes == ["parent company only"]
