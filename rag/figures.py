@@ -125,6 +125,10 @@ _NIL = {"-", "–", "—", "−", "nil", "n/a", "—-", "--"}
 _SIGNS = re.compile(r"^(?:US\$|A\$|C\$|NZ\$|HK\$|S\$|R\$|[$€£¥₹])\s*|\s*(?:US\$|[$€£¥])$")
 _LEADERS = re.compile(r"^(.*?[^\W\d_)].*?)\s*(?:\.\s?){3,}\s*(.*)$")
 _PARENT_ONLY = re.compile(r"(?i)\b(?:condensed|parent company|parent only|company only|bank only)\b")
+# Row labels that only qualify their section ("Basic and diluted" under "Loss per share:"); any other row
+# under a section is a component of it ("Net income" under "Cash flows from operating activities:").
+_QUALIFIER = re.compile(r"(?:(?:basic|diluted|and|total|continuing|discontinued|operations|operating|activities|"
+                        r"group|consolidated)\s?)+")
 _AMOUNT = re.compile(r"^[(\-–—−+]?\s?\(?\d[\d,.\s'\u202f\u00a0]*\)?\s?%?\)?$")
 
 
@@ -391,7 +395,7 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                 section = label.rstrip(" :")
                 continue
             score = label_score(label, terms, aliases)
-            if section and label:  # "Basic and diluted" under "Loss per share:"
+            if section and _QUALIFIER.fullmatch(_norm_label(label)):  # "Basic and diluted" under "Loss per share:"
                 joined = f"{section}: {label}"
                 if (js := label_score(joined, terms, aliases)) > score:
                     score, label = js, joined

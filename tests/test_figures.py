@@ -271,3 +271,11 @@ def test_parent_company_only_statement_ranks_below_the_consolidated_one(make_cfg
     consolidated = parent.replace("Condensed Statements", "Consolidated Statements").replace("14,341", "19,970")
     cands = F.build_candidates(cfg_(make_cfg), Q_CFO, [pg(parent, 117, 0), pg(consolidated, 71, 1)], "USD", "Acme Corp")
     assert [c.value for c in cands] == [19_970_000, 14_341_000] and cands[1].notes == ["parent company only"]
+
+
+def test_a_component_row_under_a_section_naming_the_metric_is_not_the_metric(make_cfg):
+    md = ("Table: Consolidated statements of cash flows — values in millions of USD\n| | 2022 | 2021 |\n|---|---|---|\n"
+          "| CASH FLOWS FROM OPERATING ACTIVITIES: | | |\n| Net income (loss) | 88.5 | 70.1 |\n"
+          "| Net cash provided by operating activities | 406.1 | 350.2 |")
+    cands = F.build_candidates(cfg_(make_cfg), Q_CFO, [pg(md)], "USD", "Acme Corp")
+    assert [(c.label, c.value) for c in cands] == [("Net cash provided by operating activities", 406_100_000)]
