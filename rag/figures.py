@@ -24,8 +24,10 @@ Contracts:
   header, else the row label, else the table's unit line (its "except per share" honoured); per-share
   and percentage questions never scaled; a percentage question takes only printed percentages (or a
   "%" column/label), any other question never takes them; a question naming a currency drops a table
-  whose currency (unit line, else the pages' most common table currency, else the report's) differs
-  -> no candidate, so N/A.
+  whose currency differs -> no candidate, so N/A. A table's currency: one its printed unit phrase names
+  explicitly, else the clean stage's unit line (a dollar resolved from a bare "$" gives way to the dollar
+  the retrieved pages say the report is presented in), else the pages' most common table currency,
+  else the dataset's report currency.
 - ``pick_messages(question, cands, prompts_dir)`` / ``parse_pick(parsed, n) -> int`` (0 = N/A) and
   ``answer_from_tables(llm, cfg, question, pages, report_currency, counter, company)`` -> the
   ``rag.fuse.answer_pages`` result shape, or None when there is no candidate (the caller falls back
@@ -60,6 +62,7 @@ OLDER_PENALTY = 0.3
 NO_SCALE_PENALTY = 0.1
 PARENT_ONLY_PENALTY = 0.05  # a parent-company-only ("condensed") statement: the consolidated figure is asked  # an amount whose table states no scale (often a missed "in thousands")  # the table's latest column is older than the report's period end
 ALIAS_SCORE = 0.95  # a label in the report's words: below an exact match, so "Cost of revenue" wins its own question
+NON_ALIAS_MIN = 0.9  # least score of a label outside LABEL_ALIASES when the metric has aliases
 TOTAL_BONUS = 0.05  # a "Total ..." row when the question asks for a total
 SUPPORT_BONUS = 0.05  # per other table printing the same value for a matching row (capped below)
 SUPPORT_MAX = 2
@@ -129,6 +132,11 @@ _PARENT_ONLY = re.compile(r"(?i)\b(?:condensed|parent company|parent only|compan
 # under a section is a component of it ("Net income" under "Cash flows from operating activities:").
 _QUALIFIER = re.compile(r"(?:(?:basic|diluted|and|total|continuing|discontinued|operations|operating|activities|"
                         r"group|consolidated)\s?)+")
+_STATED_DOLLAR = re.compile(
+    r"(?i)(?:presented|expressed|stated|reported|denominated|are|is|in (?:thousands|millions|billions) of)\s+"
+    r"(?:in\s+)?(canadian|australian|new zealand|hong kong|singapore|u\.\s?s\.|us|united states) dollars?\b")
+_DOLLAR_NAMES = {"canadian": "CAD", "australian": "AUD", "newzealand": "NZD", "hongkong": "HKD", "singapore": "SGD",
+                 "us": "USD", "unitedstates": "USD"}
 _AMOUNT = re.compile(r"^[(\-–—−+]?\s?\(?\d[\d,.\s'\u202f\u00a0]*\)?\s?%?\)?$")
 
 
@@ -282,8 +290,11 @@ class Candidate:
                 "support": self.support, "notes": self.notes}
 
 
-def _table_unit(t: MdTable, dollar: str) -> tuple[nums.Scale, str | None]:
-    """The table's unit line ("Table: ... — values in thousands of USD, except per share data")."""
+def _table_unit(t: MdTable, dollar: str, stated_dollar: str | None = None) -> tuple[nums.Scale, str | None]:
+    """The table's unit line ("Table: ... — values in thousands of USD, except per share data") and its
+    currency: one the printed unit phrase or header names explicitly ("thousands of Canadian dollars",
+    "A$'000") wins; a dollar the clean stage resolved from a bare "$" gives way to ``stated_dollar``
+    (the dollar the pages say the report is presented in); else the unit line's."""
     sc = nums.scale_from_text(t.title) if t.title else nums.Scale()
     top = []  # body rows above the first amount ("| (dollars in thousands) | Amount Percent |")
     for r in t.rows:
@@ -295,9 +306,31 @@ def _table_unit(t: MdTable, dollar: str) -> tuple[nums.Scale, str | None]:
     if factor is None:
         found = units.find_scale(head)
         factor = found[0] if found else None
-    cur = units.find_currency(t.title, dollar) if t.title else None
-    cur = cur or units.find_currency(head, dollar)
-    return nums.Scale(factor, cur[0] if cur else None, sc.exceptions, sc.text), (cur[0] if cur else None)
+    canon_text, _, printed = (t.title or "").partition("(as printed:")
+    cur = _explicit_currency(printed + " " + head)
+    if cur is None:
+        c = units.find_currency(canon_text, dollar) or units.find_currency(head, dollar)
+        cur = c[0] if c else None
+        if stated_dollar and cur in nums.DOLLAR_CODES:
+            cur = stated_dollar
+    return nums.Scale(factor, cur, sc.exceptions, sc.text), cur
+
+
+def _explicit_currency(text: str) -> str | None:
+    """The first currency ``text`` names other than a bare "$"/"dollars" (ISO code, "A$", "euro"...)."""
+    for m in units._CURRENCY_RE.finditer(text or ""):
+        found = units.find_currency(m.group(0), dollar="$")
+        if found and found[0] != "$":
+            return found[0]
+    return None
+
+
+def stated_dollar(texts: list[str]) -> str | None:
+    """The dollar the pages say the figures are presented in ("presented in Australian dollars",
+    "in thousands of Canadian dollars"): the most stated one; None when none is stated."""
+    seen = Counter(_DOLLAR_NAMES[m.group(1).lower().replace(".", "").replace(" ", "")]
+                   for t in texts for m in _STATED_DOLLAR.finditer(t or ""))
+    return seen.most_common(1)[0][0] if seen else None
 
 
 def _value_slots(row: list[str]) -> list[tuple[int, str]]:
@@ -340,8 +373,9 @@ def _split_leaders(row: list[str]) -> list[str]:
 
 
 def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
-                     company: str = "") -> list[Candidate]:
-    """Candidate figures of the question's metric from the tables of ``pages`` (module docstring)."""
+                     company: str = "", context_pages: list[CtxPage] | None = None) -> list[Candidate]:
+    """Candidate figures of the question's metric from the tables of ``pages`` (module docstring);
+    ``context_pages`` (default ``pages``) are searched for the dollar the report is presented in."""
     a = cfg.answer
     terms = metric.metric_terms(question, company)
     aliases = aliases_for(question, company)
@@ -352,7 +386,8 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     wants_total = bool(re.search(r"\btotal\b", search_text(question, company), re.IGNORECASE))
     tables = [(p, t) for p in pages for t in parse_tables(p.text, a.unit_lookback_lines)]
     year = report_year([t for _, t in tables])
-    table_units = [_table_unit(t, dollar) for _, t in tables]
+    stated = stated_dollar([p.text for p in (context_pages or pages)])
+    table_units = [_table_unit(t, dollar, stated) for _, t in tables]
     # A table without a currency: the pages' most common table currency (the clean stage resolved "$"
     # per report), else the dataset's report currency (not always the report's own: a last resort).
     seen = Counter(c for _, c in table_units if c)
@@ -399,8 +434,8 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                 joined = f"{section}: {label}"
                 if (js := label_score(joined, terms, aliases)) > score:
                     score, label = js, joined
-            if score < a.figure_min_label_score:
-                continue
+            if score < a.figure_min_label_score or (aliases and score < NON_ALIAS_MIN):
+                continue  # a metric with report wordings (LABEL_ALIASES): other labels must name it closely
             if wants_total and _norm_label(label).startswith("total"):
                 score += TOTAL_BONUS  # "Total deposits" over the "Deposits" rows of its parts
             got = _pick_cell(r, want, dated)
@@ -544,7 +579,7 @@ def answer_from_tables(llm: Any, cfg: RunConfig, question: str, pages: list[CtxP
     from .models.base import StructuredOutputError
 
     top = pages[: cfg.answer.figure_pages or cfg.answer.max_pages]
-    cands = build_candidates(cfg, question, top, report_currency, company)
+    cands = build_candidates(cfg, question, top, report_currency, company, context_pages=pages)
     if not cands:
         return None
     pdir = prompts_dir(cfg)

@@ -279,3 +279,26 @@ def test_a_component_row_under_a_section_naming_the_metric_is_not_the_metric(mak
           "| Net cash provided by operating activities | 406.1 | 350.2 |")
     cands = F.build_candidates(cfg_(make_cfg), Q_CFO, [pg(md)], "USD", "Acme Corp")
     assert [(c.label, c.value) for c in cands] == [("Net cash provided by operating activities", 406_100_000)]
+
+
+def test_a_bare_dollar_gives_way_to_the_dollar_the_report_says_it_uses(make_cfg):
+    q = Q_REV.replace("Total revenue", "Operating income")
+    md = ('Table: Results — values in thousands of USD (as printed: "(In $000s)")\n| | 2022 | 2021 |\n|---|---|---|\n'
+          "| Operating income | 2,792 | 2,100 |")
+    note = pg("All financial information is presented in Canadian dollars unless otherwise noted.", 3, 1)
+    assert F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp", context_pages=[pg(md), note]) == []
+    (c,) = F.build_candidates(cfg_(make_cfg), q.replace("USD", "CAD"), [pg(md)], "USD", "Acme Corp",
+                              context_pages=[pg(md), note])
+    assert (c.currency, c.value) == ("CAD", 2_792_000)
+    # an explicit currency in the printed phrase wins over the clean stage's "USD"
+    md2 = md.replace("(In $000s)", "(Tabular amounts are in thousands of Canadian dollars)")
+    assert F.build_candidates(cfg_(make_cfg), q, [pg(md2)], "USD", "Acme Corp") == []
+    assert F.stated_dollar(["Figures are in Australian dollars.", "presented in Australian dollars"]) == "AUD"
+
+
+def test_a_metric_with_report_wordings_needs_a_close_label(make_cfg):
+    q = Q_REV.replace("Total revenue", "Net income")
+    md = ("Table: Income statement — values in thousands of USD\n| | 2022 | 2021 |\n|---|---|---|\n"
+          "| Income tax benefit | 7,054 | 1,000 |\n| Loss for the year | (89,234) | (20,000) |")
+    cands = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp")
+    assert [(c.label, c.value) for c in cands] == [("Loss for the year", -89_234_000)]
