@@ -302,3 +302,28 @@ def test_a_metric_with_report_wordings_needs_a_close_label(make_cfg):
           "| Income tax benefit | 7,054 | 1,000 |\n| Loss for the year | (89,234) | (20,000) |")
     cands = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp")
     assert [(c.label, c.value) for c in cands] == [("Loss for the year", -89_234_000)]
+
+
+def test_run_answer_end_to_end_with_table_candidates(make_cfg):
+    import json
+    from pathlib import Path
+
+    from rag.answer import run_answer
+    from rag.artifacts import Stage, read_json
+    from rag.dataset import Dataset, Question, Report
+
+    cfg = cfg_(make_cfg)
+    ds = Dataset(root=Path("."), name="unit", reports=(Report(sha1=A, company="Acme Corp", currency="USD", pdf=Path("a.pdf")),),
+                 questions=(Question(qid="q000", text=Q_REV, kind="number"),), gold={})
+    rec = {"qid": "q000", "routed": [{"sha1": A, "company": "Acme Corp"}], "sub_questions": {},
+           "candidates": {A: [{"sha1": A, "page": 45, "text": INCOME, "scores": {"final": 1.0}, "reason": ""}]}}
+    Stage(cfg, "05_retrieve").write_json("q000.json", rec)
+    llm = _pick(1)
+    df = run_answer(cfg, ds, progress=False, llm=llm, counter=COUNT)
+    assert df.loc[0, "value"] == 1_234_567_000 and df.loc[0, "pages"] == "45"
+    d = read_json(cfg.run_dir / "06_answer" / "debug" / "q000.json")
+    assert d["interpretation"]["source"] == "tables" and d["sanity"]["status"] == "ok" and d["n_calls"] == 1
+    sub = json.loads((cfg.run_dir / "06_answer" / "submission.json").read_text())
+    assert sub["answers"][0]["references"] == [{"pdf_sha1": A, "page_index": 44}]
+    run_answer(cfg, ds, progress=False, llm=llm, counter=COUNT)  # nothing changed: no new call
+    assert len(llm.calls) == 1
