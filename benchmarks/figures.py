@@ -43,6 +43,7 @@ from rag.scoring import is_na, score_answer, score_number  # noqa: E402
 ALL_CANDIDATES = 1000  # "all candidates": the list before it is cut to answer.figure_max_candidates
 VARIANTS = {"pick": {"answer.table_candidates": True},  # the pick; pages read only without candidates
             "pick_fb": {"answer.table_candidates": True, "answer.figure_na_fallback": True},  # ...or on an N/A pick
+            "code": {"answer.table_candidates": True, "answer.figure_pick": "code"},  # best candidate, no pick call
             "today": {"answer.table_candidates": False}}
 
 

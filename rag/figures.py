@@ -29,6 +29,7 @@ Contracts:
   the retrieved pages say the report is presented in), else the pages' most common table currency,
   else the dataset's report currency.
 - ``pick_messages(question, cands, prompts_dir)`` / ``parse_pick(parsed, n) -> int`` (0 = N/A) and
+  (``answer.figure_pick``: "model" asks, "code" takes the best-scoring candidate without a call)
   ``answer_from_tables(llm, cfg, question, pages, report_currency, counter, company)`` -> the
   ``rag.fuse.answer_pages`` result shape, or None when there is no candidate (the caller falls back
   to reading the pages). The reference is the picked candidate's page.
@@ -586,13 +587,17 @@ def answer_from_tables(llm: Any, cfg: RunConfig, question: str, pages: list[CtxP
     messages = pick_messages(question, cands, pdir)
     call: dict[str, Any] = {"kind": "figure_pick", "prompt_version": pick_version(pdir)}
     t0 = time.perf_counter()
-    try:
-        res = llm.complete(messages, schema=FigurePick)
-        call.update(raw=res.raw, parsed=res.value.model_dump(), repaired=bool(res.repaired),
-                    usage=res.usage.as_dict(), model=res.model, error=None)
-    except StructuredOutputError as e:
-        call.update(raw=e.raw, parsed=None, repaired=True, usage={}, model=getattr(llm, "model", ""),
-                    error=f"structured output: {e}")
+    if cfg.answer.figure_pick == "code":  # the best-scoring candidate, no model call
+        call.update(raw="", parsed={"reason": "code pick", "choice": 1}, repaired=False, usage={}, model="code",
+                    error=None)
+    else:
+        try:
+            res = llm.complete(messages, schema=FigurePick)
+            call.update(raw=res.raw, parsed=res.value.model_dump(), repaired=bool(res.repaired),
+                        usage=res.usage.as_dict(), model=res.model, error=None)
+        except StructuredOutputError as e:
+            call.update(raw=e.raw, parsed=None, repaired=True, usage={}, model=getattr(llm, "model", ""),
+                        error=f"structured output: {e}")
     call["seconds"] = round(time.perf_counter() - t0, 3)
     choice = parse_pick(call.get("parsed"), len(cands))
     info: dict[str, Any] = {"source": "tables", "candidates": [c.row() for c in cands], "choice": choice,

@@ -327,3 +327,10 @@ def test_run_answer_end_to_end_with_table_candidates(make_cfg):
     assert sub["answers"][0]["references"] == [{"pdf_sha1": A, "page_index": 44}]
     run_answer(cfg, ds, progress=False, llm=llm, counter=COUNT)  # nothing changed: no new call
     assert len(llm.calls) == 1
+
+
+def test_code_pick_takes_the_best_candidate_without_a_call(make_cfg):
+    llm = FakeLLM(lambda m, s: pytest.fail("no model call expected"))
+    res = F.answer_from_tables(llm, cfg_(make_cfg, **{"answer.figure_pick": "code"}), Q_REV, [pg(INCOME)], "USD",
+                               COUNT, "Acme Corp")
+    assert res["value"] == 1_234_567_000 and llm.calls == [] and res["calls"][0]["model"] == "code"
