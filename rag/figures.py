@@ -554,7 +554,7 @@ def pick_messages(question: str, cands: list[Candidate], prompts_dir: Path) -> l
     parts = _pick_parts(prompts_dir)
 
     def user(cands_text: str, q: str) -> str:
-        return f"CANDIDATES:\n{cands_text}\n0. N/A (none of these is the metric asked for)\n\nQUESTION: {q}"
+        return f"CANDIDATES:\n{cands_text}\n\nQUESTION: {q}"
 
     return [{"role": "system", "content": parts["system"]},
             {"role": "user", "content": user(parts["candidates"], parts["question"])},
