@@ -116,8 +116,12 @@ def _answer_row(d: dict[str, Any]) -> dict[str, Any]:
 def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
     """05's key for the question, prompt versions, this stage's config (rag.core.deps), code version."""
     kinds = ("number", "comparative") if q.kind == "comparative" else (q.kind,)
-    return hash_key(q.text, q.kind, retrieval_key, [prompt_version(k, prompts_dir(cfg)) for k in kinds],
-                    deps.config_signature(cfg, STAGE), CODE_VERSION)
+    versions = [prompt_version(k, prompts_dir(cfg)) for k in kinds]
+    if cfg.answer.table_candidates and "number" in kinds:  # the figure-pick prompt (rag.answer.figures)
+        from .figures import pick_version
+
+        versions.append(pick_version(prompts_dir(cfg)))
+    return hash_key(q.text, q.kind, retrieval_key, versions, deps.config_signature(cfg, STAGE), CODE_VERSION)
 
 
 def na_record(q: Question, reason: str) -> dict[str, Any]:

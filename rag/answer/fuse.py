@@ -5,7 +5,10 @@ Contracts:
   usage, model, error, seconds); a StructuredOutputError becomes ``parsed=None`` with its raw text kept.
 - ``answer_pages(llm, cfg, kind, question, pages, report_currency, counter)`` answers one question
   from one report's ranked pages (long context split into parts by :func:`rag.answer.context.pack_parts`,
-  part answers fused) -> {value, cited, calls, interpretation, answering_part}.
+  part answers fused) -> {value, cited, calls, interpretation, answering_part}. With
+  ``answer.table_candidates`` a number question is first answered by picking among table figures
+  (:func:`rag.answer.figures.answer_from_tables`); pages are read only when no table candidate exists (or,
+  with ``answer.figure_na_fallback``, when the model picked none).
 - ``prompts_dir(cfg)``: the prompt blocks' folder (``answer.prompts_dir``, relative to the project).
 """
 from __future__ import annotations
@@ -52,9 +55,17 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
     true when any part says true, names is the union over parts. With ``answer.early_stop`` the first
     settling part ends the loop (names always reads every part).
     """
+    picked: list[dict[str, Any]] = []
+    if kind == "number" and cfg.answer.table_candidates:  # pick among table figures (rag.answer.figures)
+        from .figures import answer_from_tables
+
+        res = answer_from_tables(llm, cfg, question, pages, report_currency, counter, company)
+        if res is not None and (is_answer(kind, res["value"]) or not cfg.answer.figure_na_fallback):
+            return res
+        picked = res["calls"] if res is not None else []
     top = pages[: cfg.answer.max_pages]
     parts = pack_parts(top, cfg.answer.max_context_tokens, counter, cfg.answer.pages_per_call.get(kind, 0))
-    calls, value, cited_all, info_used = [], (False if kind == "boolean" else NA), [], {}
+    calls, value, cited_all, info_used = list(picked), (False if kind == "boolean" else NA), [], {}
     names: list[str] = []
     settled = False
     for part in parts:

@@ -260,6 +260,16 @@ class AnswerConfig(_Frozen):
     # Keep the model's citations for a boolean "false" answer (never filled). Off: a "false" usually
     # has no gold pages, and every cited page outside the gold pools costs reference score.
     refs_for_false: bool = False
+    # Number questions: candidate figures from the tables of the top pages (rag.answer.figures) -- row label
+    # naming the metric, latest-period column, unit from the table -- and the model picks one or N/A
+    # from that short list; the figure is converted in code. No candidate: today's text reading.
+    table_candidates: bool = False
+    figure_pages: int = Field(0, ge=0)  # pages searched for candidates (0 = max_pages)
+    figure_max_candidates: int = Field(6, ge=1)  # longest list shown to the model
+    figure_min_label_score: float = Field(0.5, ge=0, le=1)  # a row label's share of the metric's words
+    figure_na_fallback: bool = False  # the model picked none of the candidates: read the pages as without them
+    # Who picks among the candidates: the model (one short call) or code (the best-scoring candidate, no call).
+    figure_pick: Literal["model", "code"] = "model"
 
 
 class RunConfig(_Frozen):

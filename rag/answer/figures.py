@@ -1,0 +1,617 @@
+"""Figures from tables (stage 06, number questions): candidate figures read from the parsed tables of
+the retrieved pages; the model only picks one of a short list (or N/A); the figure is converted in code.
+
+Why: the 1.5B reader misses evidence that is in its context and picks different numbers from
+differently ordered pages. A table row whose label names the metric, in the column of the latest
+period, with the table's unit line, is most of an answer already; picking from five lines is easier
+than reading three pages.
+
+Contracts:
+- ``parse_tables(markdown) -> list[MdTable]``: the Markdown grids of a clean page (``rag.clean``: a
+  ``Table: <title> — values in <scale> of <currency>`` line, then ``| a | b |`` rows) with their title
+  line; body rows that only hold periods ("2022", "FY2021") join the header.
+- ``column_year(text) -> int | None``: the one period year a column header names ("December 31,
+  2022", "FY22", "2021/22" -> 2022); None for none or several ("2022 vs 2021").
+- ``report_year(tables) -> int | None``: the report's period end year: the most common latest header
+  year over the tables (a debt-maturity table listing 2027 does not move it).
+- ``label_score(label, terms, aliases) -> float``: how well a row label names the metric: the share of
+  the metric's word stems (``rag.metric``, synonyms included) less :data:`EXTRA_WORD_PENALTY` per other
+  word of the label; at least :data:`ALIAS_SCORE` for a label of :data:`LABEL_ALIASES` of the
+  question's metric (``aliases_for(question)``).
+- ``build_candidates(cfg, question, pages, report_currency, company) -> list[Candidate]``: best first,
+  at most ``answer.figure_max_candidates``, one per distinct value. Rules: the latest-period column
+  (year = report year; an undated table's first value column, penalized); scale from the column
+  header, else the row label, else the table's unit line (its "except per share" honoured); per-share
+  and percentage questions never scaled; a percentage question takes only printed percentages (or a
+  "%" column/label), any other question never takes them; a question naming a currency drops a table
+  whose currency differs -> no candidate, so N/A. A table's currency: one its printed unit phrase names
+  explicitly, else the clean stage's unit line (a dollar resolved from a bare "$" gives way to the dollar
+  the retrieved pages say the report is presented in), else the pages' most common table currency,
+  else the dataset's report currency.
+- ``pick_messages(question, cands, prompts_dir)`` / ``parse_pick(parsed, n) -> int`` (0 = N/A) and
+  (``answer.figure_pick``: "model" asks, "code" takes the best-scoring candidate without a call)
+  ``answer_from_tables(llm, cfg, question, pages, report_currency, counter, company)`` -> the
+  ``rag.fuse.answer_pages`` result shape, or None when there is no candidate (the caller falls back
+  to reading the pages). The reference is the picked candidate's page.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, field_validator
+
+from . import figure_check as metric
+from . import numbers as nums
+from ..clean import units
+from ..core.config import RunConfig
+from .context import CtxPage
+from ..core.questions import search_text
+
+NA = "N/A"
+
+# ---- scoring constants (not tuning knobs of a run: they define what a candidate is) ----------------
+EXTRA_WORD_PENALTY = 0.1  # per label word that is not a word of the metric ("Cost of revenue" vs "Revenue")
+UNDATED_PENALTY = 0.2  # a table whose columns name no period: its first value column is only a guess
+OLDER_PENALTY = 0.3
+NO_SCALE_PENALTY = 0.1
+PARENT_ONLY_PENALTY = 0.05  # a parent-company-only ("condensed") statement: the consolidated figure is asked  # an amount whose table states no scale (often a missed "in thousands")  # the table's latest column is older than the report's period end
+ALIAS_SCORE = 0.95  # a label in the report's words: below an exact match, so "Cost of revenue" wins its own question
+NON_ALIAS_MIN = 0.9  # least score of a label outside LABEL_ALIASES when the metric has aliases
+TOTAL_BONUS = 0.05  # a "Total ..." row when the question asks for a total
+SUPPORT_BONUS = 0.05  # per other table printing the same value for a matching row (capped below)
+SUPPORT_MAX = 2
+RANK_PENALTY = 0.01  # per page rank: ties go to the better-retrieved page
+SCHEDULE_COLUMNS = 3  # ascending dated columns from this many on: a schedule (see _schedule)
+TITLE_CHARS = 60  # table title shown in the pick list
+LABEL_CHARS = 100
+NOTE_MAX = 99  # a first "value" this small without separators, in a row with one value too many, is a note ref
+
+# Row labels that name a metric in a report's words although they share few of the question's words.
+# (question regex, label regexes); labels are lower-cased with punctuation other than "%"/"&" removed.
+LABEL_ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (r"cash flows? from operati|operating cash flow|cash from operations|cash generated from operations",
+     (r"^net cash (?:\w+ ){0,4}(?:from|by|in) operating activities",
+      r"^cash (?:generated|provided) (?:from|by) operations", r"^net cash (?:inflows?|outflows?) from operating",
+      r"^net cash from operations", r"^cash flows? from operating activities$")),
+    (r"\brevenues?\b|\bsales\b|\bturnover\b",
+     (r"^(?:total )?(?:net )?(?:operating )?(?:revenues?|sales|turnover)(?: and other income)?"
+      r"(?: from contracts with customers)?(?: net)?$", r"^revenue from (?:contracts with )?customers$")),
+    (r"\bnet (?:income|profit|earnings|loss)\b",
+     (r"^net (?:income|profit|earnings|loss)(?: loss| income)?(?: for the (?:year|period))?$",
+      r"^(?:profit|loss|profit loss|loss profit) for the (?:year|period)$",
+      r"^net (?:income|loss|profit) attributable to")),
+    (r"\boperating (?:income|profit)\b|\bincome from operations\b",
+     (r"^operating (?:income|profit|loss)(?: loss| income)?$",
+      r"^(?:income|loss|income loss|loss income) from operations$",
+      r"^results from operating activities$")),
+    (r"\bcapital expenditures?\b|\bcapex\b",
+     (r"^(?:purchases?|acquisitions?|payments? for|additions to) (?:of )?(?:property|plant|ppe)",
+      r"^capital expenditures?$")),
+    (r"\blong-term debt\b|\blong term debt\b",
+     (r"^long-term debt", r"^long term debt", r"^non-current borrowings", r"^borrowings non-current")),
+    (r"\btotal assets\b", (r"^total assets$",)),
+    (r"\beps\b|\bearnings per share\b",
+     (r"^(?:basic |diluted )?(?:net )?"
+      r"(?:earnings|loss|income|profit|earnings loss|loss earnings|income loss|loss income)"
+      r" per (?:ordinary |common )?share", r"^basic (?:earnings|loss) per share")),
+    (r"\bdividends? per share\b", (r"^(?:total )?dividends? (?:declared |paid )?per (?:ordinary |common )?share",)),
+    (r"\bgross margin\b", (r"^gross (?:profit )?margin",)),
+    (r"\b(?:shareholders|stockholders)'? equity\b|\btotal equity\b",
+     (r"^total (?:shareholders|stockholders)? ?equity", r"^total equity")),
+    (r"\bemployees\b|\bheadcount\b|\bworkforce\b",
+     (r"^(?:total )?(?:number of )?(?:employees|headcount|staff|fte|full-time employees)",)),
+)
+
+
+# ---- Markdown tables ------------------------------------------------------------------------------------
+@dataclass
+class MdTable:
+    title: str  # the clean stage's "Table: ..." line ("" when the grid has none)
+    header: list[list[str]]  # header rows (the grid's first row + period-only body rows)
+    rows: list[list[str]]  # body rows
+    order: int = 0  # position on its page
+
+
+_SEP = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+\s*$")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_YEAR = re.compile(r"(?<![\d.,])((?:19|20)\d\d)(?![\d.,]|\s?%)")
+_FISCAL = re.compile(r"(?<!\d)(?:19|20)\d\d\s?[/-]\s?(\d\d)(?!\d)")
+_FISCAL4 = re.compile(r"(?<!\d)((?:19|20)\d\d)\s?[/-]\s?((?:19|20)\d\d)(?!\d)")
+_FY = re.compile(r"(?i)\bFY\s?'?(\d\d)\b")
+_NIL = {"-", "–", "—", "−", "nil", "n/a", "—-", "--"}
+_SIGNS = re.compile(r"^(?:US\$|A\$|C\$|NZ\$|HK\$|S\$|R\$|[$€£¥₹])\s*|\s*(?:US\$|[$€£¥])$")
+_LEADERS = re.compile(r"^(.*?[^\W\d_)].*?)\s*(?:\.\s?){3,}\s*(.*)$")
+_PARENT_ONLY = re.compile(r"(?i)\b(?:condensed|parent company|parent only|company only|bank only)\b")
+# Row labels that only qualify their section ("Basic and diluted" under "Loss per share:"); any other row
+# under a section is a component of it ("Net income" under "Cash flows from operating activities:").
+_QUALIFIER = re.compile(r"(?:(?:basic|diluted|and|total|continuing|discontinued|operations|operating|activities|"
+                        r"group|consolidated)\s?)+")
+_STATED_DOLLAR = re.compile(
+    r"(?i)(?:presented|expressed|stated|reported|denominated|are|is|in (?:thousands|millions|billions) of)\s+"
+    r"(?:in\s+)?(canadian|australian|new zealand|hong kong|singapore|u\.\s?s\.|us|united states) dollars?\b")
+_DOLLAR_NAMES = {"canadian": "CAD", "australian": "AUD", "newzealand": "NZD", "hongkong": "HKD", "singapore": "SGD",
+                 "us": "USD", "unitedstates": "USD"}
+_AMOUNT = re.compile(r"^[(\-–—−+]?\s?\(?\d[\d,.\s'\u202f\u00a0]*\)?\s?%?\)?$")
+
+
+def _cells(line: str) -> list[str]:
+    s = line.strip()
+    s = s[1:] if s.startswith("|") else s
+    s = s[:-1] if s.endswith("|") and not s.endswith("\\|") else s
+    return [c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(s)]
+
+
+def parse_tables(markdown: str, lookback: int = 3) -> list[MdTable]:
+    """Markdown grids of a page with their ``Table:`` line (within ``lookback`` non-empty lines above)."""
+    lines = (markdown or "").splitlines()
+    out: list[MdTable] = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].lstrip().startswith("|"):
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and lines[j].lstrip().startswith("|"):
+            j += 1
+        grid = [ln for ln in lines[i:j]]
+        above = [ln.strip() for ln in lines[max(0, i - 2 * lookback): i] if ln.strip()][-lookback:]
+        title = next((ln for ln in reversed(above) if ln.startswith("Table:")), "")
+        sep = next((k for k, ln in enumerate(grid) if _SEP.match(ln.strip())), None)
+        head = [_cells(ln) for ln in grid[:sep]] if sep is not None else []
+        body = [_cells(ln) for ln in (grid[sep + 1:] if sep is not None else grid)]
+        # Period-only rows at the top of the body ("| | 2022 | 2021 |") belong to the header.
+        while body and _period_row(body[0]):
+            head.append(body.pop(0))
+        body = [_split_leaders(r) for r in body]
+        if head and head[0] and column_year(head[0][0]) is not None and any(_label(r) for r in body):
+            head = [["", *h] for h in head]  # "| 2022 | 2021 |" over "| Total assets | 51,057 | 56,107 |"
+        out.append(MdTable(title, head, body, len(out)))
+        i = j
+    return out
+
+
+def _period_row(cells: list[str]) -> bool:
+    """A row that names periods and holds no amount ("| | 2022 | 2021 | $/# | % |",
+    "| Year ended | 31 Dec 2022 | 31 Dec 2021 |")."""
+    vals = [c for c in cells[1:] if c]
+    if not vals or (cells[0] and _is_amount(cells[0])):
+        return False
+    years = [c for c in vals if column_year(c) is not None]
+    return bool(years) and not any(_is_amount(c) and not re.fullmatch(r"(?:19|20)\d\d", c.strip()) for c in vals)
+
+
+def column_year(text: str) -> int | None:
+    """The period year a column header names; None when it names none or several."""
+    t = _FISCAL4.sub(lambda m: m.group(2), text or "")  # "2021/2022" -> 2022
+    t = _FISCAL.sub(lambda m: _fiscal_end(m.group(0)[:4], m.group(1)), t)  # "2021/22" -> 2022
+    years = {int(y) for y in _YEAR.findall(t)}
+    if not years:
+        years = {2000 + int(m) for m in _FY.findall(t)}
+    return years.pop() if len(years) == 1 else None
+
+
+def _fiscal_end(start: str, end2: str) -> str:
+    end = int(start) // 100 * 100 + int(end2)
+    return str(end + 100 if end < int(start) else end)
+
+
+def _is_amount(cell: str) -> bool:
+    s = _SIGNS.sub("", cell.strip()).strip()
+    return bool(s) and any(c.isdigit() for c in s) and bool(_AMOUNT.match(s))
+
+
+def _is_nil(cell: str) -> bool:
+    return _SIGNS.sub("", cell.strip()).strip().lower() in _NIL
+
+
+# ---- periods ----------------------------------------------------------------------------------------------
+def _columns(t: MdTable) -> list[str]:
+    """Header text per column (header rows joined)."""
+    width = max((len(r) for r in t.header + t.rows), default=0)
+    return [" ".join(r[c] for r in t.header if c < len(r) and r[c]).strip() for c in range(width)]
+
+
+def _table_years(t: MdTable) -> list[tuple[int, int]]:
+    """(column index, year) of the columns naming one period, skipping the label column."""
+    return [(c, y) for c, h in enumerate(_columns(t)) if c > 0 and (y := column_year(h)) is not None
+            and "%" not in h and "change" not in h.lower()]
+
+
+def _schedule(years: list[int]) -> bool:
+    """Dated columns in ascending order, SCHEDULE_COLUMNS or more: a maturity schedule or a multi-year
+    summary, whose last year need not be the report's."""
+    return len(years) >= SCHEDULE_COLUMNS and years == sorted(years)
+
+
+def report_year(tables: list[MdTable]) -> int | None:
+    """Most common latest header year over ``tables`` (ties: the later year); schedules
+    (:func:`_schedule`) vote only when no other table does. None without dated tables."""
+    dated = [[y for _, y in ys] for t in tables if (ys := _table_years(t))]
+    voters = [ys for ys in dated if not _schedule(ys)] or dated
+    latest = Counter(max(ys) for ys in voters)
+    return max(latest, key=lambda y: (latest[y], y)) if latest else None
+
+
+# ---- labels -----------------------------------------------------------------------------------------------
+def _norm_label(label: str) -> str:
+    s = re.sub(r"[^\w\s%&'-]", " ", label.lower().replace("’", "'"))
+    s = re.sub(r"\b\d+\b", " ", s)  # footnote numbers
+    return re.sub(r"\s+", " ", s.replace("'", "")).strip()
+
+
+def aliases_for(question: str, company: str = "") -> tuple[str, ...]:
+    """Label patterns of :data:`LABEL_ALIASES` for the metric the question asks for."""
+    q = search_text(question, company)  # the question without its ERC boilerplate and company
+    return tuple(a for rx, labels in LABEL_ALIASES if re.search(rx, q, re.IGNORECASE) for a in labels)
+
+
+def label_score(label: str, terms: set[str], aliases: tuple[str, ...] = ()) -> float:
+    """Share of ``terms`` matched less EXTRA_WORD_PENALTY per other word; at least ALIAS_SCORE for an alias."""
+    norm = _norm_label(label)
+    if not norm:
+        return 0.0
+    alias = ALIAS_SCORE if any(re.search(a, norm) for a in aliases) else 0.0
+    if not terms:
+        return alias
+    stems = metric._stems(norm)
+    matched = metric._matched(stems, terms)
+    extra = sum(1 for s in stems if not any(s.startswith(t) or t.startswith(s) for t in terms))
+    return max(alias, matched / len(terms) - EXTRA_WORD_PENALTY * extra)
+
+
+# ---- candidates -------------------------------------------------------------------------------------------
+@dataclass
+class Candidate:
+    label: str  # row label as printed
+    period: str  # column header ("" when undated)
+    printed: str  # the cell as printed
+    value: float  # final value: sign applied, scale applied
+    factor: int
+    unit: str  # what the model sees: "thousands of USD", "%", "USD per share"…
+    currency: str | None
+    sha1: str
+    page: int
+    rank: int  # page rank in the context
+    title: str = ""
+    score: float = 0.0
+    support: int = 1  # tables printing this value on a matching row
+    notes: list[str] = field(default_factory=list)
+
+    def row(self) -> dict[str, Any]:
+        return {"label": self.label, "period": self.period, "printed": self.printed, "value": self.value,
+                "factor": self.factor, "unit": self.unit, "currency": self.currency, "sha1": self.sha1,
+                "page": self.page, "rank": self.rank, "title": self.title, "score": round(self.score, 3),
+                "support": self.support, "notes": self.notes}
+
+
+def _table_unit(t: MdTable, dollar: str, stated_dollar: str | None = None) -> tuple[nums.Scale, str | None]:
+    """The table's unit line ("Table: ... — values in thousands of USD, except per share data") and its
+    currency: one the printed unit phrase or header names explicitly ("thousands of Canadian dollars",
+    "A$'000") wins; a dollar the clean stage resolved from a bare "$" gives way to ``stated_dollar``
+    (the dollar the pages say the report is presented in); else the unit line's."""
+    sc = nums.scale_from_text(t.title) if t.title else nums.Scale()
+    top = []  # body rows above the first amount ("| (dollars in thousands) | Amount Percent |")
+    for r in t.rows:
+        if _value_slots(r):
+            break
+        top.append(r)
+    head = " ".join(c for r in t.header + top for c in r)
+    factor = sc.factor
+    if factor is None:
+        found = units.find_scale(head)
+        factor = found[0] if found else None
+    canon_text, _, printed = (t.title or "").partition("(as printed:")
+    cur = _explicit_currency(printed + " " + head)
+    if cur is None:
+        c = units.find_currency(canon_text, dollar) or units.find_currency(head, dollar)
+        cur = c[0] if c else None
+        if stated_dollar and cur in nums.DOLLAR_CODES:
+            cur = stated_dollar
+    return nums.Scale(factor, cur, sc.exceptions, sc.text), cur
+
+
+def _explicit_currency(text: str) -> str | None:
+    """The first currency ``text`` names other than a bare "$"/"dollars" (ISO code, "A$", "euro"...)."""
+    for m in units._CURRENCY_RE.finditer(text or ""):
+        found = units.find_currency(m.group(0), dollar="$")
+        if found and found[0] != "$":
+            return found[0]
+    return None
+
+
+def stated_dollar(texts: list[str]) -> str | None:
+    """The dollar the pages say the figures are presented in ("presented in Australian dollars",
+    "in thousands of Canadian dollars"): the most stated one; None when none is stated."""
+    seen = Counter(_DOLLAR_NAMES[m.group(1).lower().replace(".", "").replace(" ", "")]
+                   for t in texts for m in _STATED_DOLLAR.finditer(t or ""))
+    return seen.most_common(1)[0][0] if seen else None
+
+
+def _value_slots(row: list[str]) -> list[tuple[int, str]]:
+    """(column, cell) of the amounts and nil cells after the label."""
+    return [(c, cell) for c, cell in enumerate(row) if c > 0 and (_is_amount(cell) or _is_nil(cell))]
+
+
+def _pick_cell(row: list[str], want_col: int | None, dated: list[tuple[int, int]]) -> tuple[str, int | None] | None:
+    """The row's cell of column ``want_col``: by the order of its value cells when they are as many as
+    the dated columns (a grid with "$" or note columns the header does not name), else by index;
+    ``want_col`` None: the first value cell. -> (cell, column) or None."""
+    slots = _value_slots(row)
+    if not slots:
+        return None
+    if want_col is None:
+        return slots[0][1], slots[0][0]
+    order = [c for c, _ in dated]
+    if len(slots) == len(order) + 1 and re.fullmatch(r"\d{1,2}", slots[0][1]) and int(slots[0][1]) <= NOTE_MAX:
+        slots = slots[1:]  # a note reference column the header does not name
+    if len(slots) == len(order):
+        return slots[order.index(want_col)][1], want_col  # the dated column it stands for
+    if want_col < len(row) and (_is_amount(row[want_col]) or _is_nil(row[want_col])):
+        return row[want_col], want_col
+    return None
+
+
+def _label(row: list[str]) -> str:
+    return row[0] if row and row[0] and not _is_amount(row[0]) else ""
+
+
+def _split_leaders(row: list[str]) -> list[str]:
+    """A label cell that runs into its value over dot leaders ("Total assets . . . . $51,057,683")
+    -> label cell + value cell; a label whose first cell is empty (a shifted grid) moves left."""
+    if len(row) > 1 and not row[0] and row[1] and not _is_amount(row[1]):
+        row = row[1:]
+    if row and (m := _LEADERS.match(row[0])):
+        rest = _SIGNS.sub("", m.group(2).strip()).strip()  # "Operating activities .....$"
+        return [m.group(1).strip(), *([rest] if rest else []), *row[1:]]
+    return row
+
+
+def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
+                     company: str = "", context_pages: list[CtxPage] | None = None) -> list[Candidate]:
+    """Candidate figures of the question's metric from the tables of ``pages`` (module docstring);
+    ``context_pages`` (default ``pages``) are searched for the dollar the report is presented in."""
+    a = cfg.answer
+    terms = metric.metric_terms(question, company)
+    aliases = aliases_for(question, company)
+    asked = nums.question_currency(question)
+    pct, per_share = nums.asks_percent(question), nums.asks_per_share(question)
+    counting = "number of" in question.lower() or bool(re.search(r"\b(?:employees|headcount|staff)\b", question, re.I))
+    dollar = nums.resolve_dollar("$", report_currency) or "USD"
+    wants_total = bool(re.search(r"\btotal\b", search_text(question, company), re.IGNORECASE))
+    tables = [(p, t) for p in pages for t in parse_tables(p.text, a.unit_lookback_lines)]
+    year = report_year([t for _, t in tables])
+    stated = stated_dollar([p.text for p in (context_pages or pages)])
+    table_units = [_table_unit(t, dollar, stated) for _, t in tables]
+    # A table without a currency: the pages' most common table currency (the clean stage resolved "$"
+    # per report), else the dataset's report currency (not always the report's own: a last resort).
+    seen = Counter(c for _, c in table_units if c)
+    fallback = seen.most_common(1)[0][0] if seen else (report_currency.upper() if report_currency else None)
+    found: list[Candidate] = []
+    for (p, t), (unit, tcur) in zip(tables, table_units):
+        cur = tcur or fallback
+        if asked and cur and cur != asked:
+            continue  # the table (or the report) is in another currency: never convert
+        dated = _table_years(t)
+        cols = _columns(t)
+        notes: list[str] = []
+        penalty = 0.0
+        if dated:
+            latest = [c for c, y in dated if y == year] if year else []
+            if not latest:
+                newest = max(y for _, y in dated)
+                if year and newest > year:
+                    continue  # only future periods (maturities, targets)
+                latest = [c for c, y in dated if y == newest]
+                penalty += OLDER_PENALTY
+                notes.append("older period")
+            want: int | None = latest[0]
+        else:
+            want = None
+            ty = column_year(t.title)
+            if not (ty and (year is None or ty == year)):
+                penalty += UNDATED_PENALTY
+                notes.append("undated")
+        if _PARENT_ONLY.search(t.title):
+            penalty += PARENT_ONLY_PENALTY
+            notes.append("parent company only")
+        head = cols[want] if want is not None and want < len(cols) else ""
+        if not pct and "%" in head:
+            continue
+        section = ""  # the last row with a label and no value ("Loss per share:", "Revenue:")
+        for r in t.rows:
+            label = _label(r)
+            if label and not _value_slots(r):
+                section = label.rstrip(" :")
+                continue
+            score = label_score(label, terms, aliases)
+            if section and _QUALIFIER.fullmatch(_norm_label(label)):  # "Basic and diluted" under "Loss per share:"
+                joined = f"{section}: {label}"
+                if (js := label_score(joined, terms, aliases)) > score:
+                    score, label = js, joined
+            if score < a.figure_min_label_score or (aliases and score < NON_ALIAS_MIN):
+                continue  # a metric with report wordings (LABEL_ALIASES): other labels must name it closely
+            if wants_total and _norm_label(label).startswith("total"):
+                score += TOTAL_BONUS  # "Total deposits" over the "Deposits" rows of its parts
+            got = _pick_cell(r, want, dated)
+            if got is None or _is_nil(got[0]):
+                continue
+            cell, col = got
+            printed = _SIGNS.sub("", cell).strip()
+            parsed = nums.parse_printed(cell)
+            if parsed is None:
+                continue
+            col_head = cols[col] if col is not None and col < len(cols) else head
+            is_pct = parsed.percent or "%" in col_head or "%" in label or "percent" in label.lower()
+            if pct != is_pct:
+                continue  # a percentage question takes printed percentages only, and only it does
+            lab_scale = units.find_scale(label)
+            col_scale = units.find_scale(col_head)
+            if pct or per_share or is_pct:
+                factor, shown = 1, "%" if is_pct else f"{cur or ''} per share".strip()
+            elif counting and not (col_scale or lab_scale):
+                factor, shown = 1, "count"
+            else:
+                exempt = "per share" in label.lower() and "per share" in unit.exceptions
+                stated = col_scale[0] if col_scale else lab_scale[0] if lab_scale else unit.factor
+                factor = 1 if exempt else (stated or 1)
+                scale_name = units.SCALE_NAMES.get(factor, str(factor))
+                shown = f"{scale_name} of {cur}" if cur else scale_name
+                if not (stated or exempt):
+                    shown = f"{cur}, scale not stated" if cur else "scale not stated"
+                    score -= NO_SCALE_PENALTY
+            value = parsed.value * factor
+            period = col_head or (str(year) if year and not notes else "")
+            found.append(Candidate(label=label[:LABEL_CHARS], period=period,
+                                   printed=printed, value=int(value) if float(value).is_integer() else value,
+                                   factor=factor, unit=shown, currency=cur, sha1=p.sha1, page=p.page, rank=p.rank,
+                                   title=_title(t.title), score=score - penalty - RANK_PENALTY * p.rank,
+                                   notes=list(notes)))
+    return _dedupe(found)[: a.figure_max_candidates]
+
+
+def _title(line: str) -> str:
+    s = re.sub(r"^Table:\s*", "", line or "")
+    s = re.split(r"\s+—\s+values in|\s+\(as printed", s)[0].strip()
+    return s if len(s) <= TITLE_CHARS else s[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+def _dedupe(found: list[Candidate]) -> list[Candidate]:
+    """One candidate per value (the best-scoring row keeps it; other tables count as support)."""
+    order = sorted(found, key=lambda c: (-c.score, c.rank))
+    out: list[Candidate] = []
+    for c in order:
+        same = next((o for o in out if math.isclose(o.value, c.value, rel_tol=1e-9, abs_tol=1e-12)), None)
+        if same is None:
+            out.append(c)
+        else:
+            same.support += 1
+    for c in out:
+        c.score += SUPPORT_BONUS * min(SUPPORT_MAX, c.support - 1)
+    return sorted(out, key=lambda c: (-c.score, c.rank))
+
+
+# ---- the pick ---------------------------------------------------------------------------------------------
+class FigurePick(BaseModel):
+    """The model's pick: ``choice`` is a candidate's number (1..n) or 0 for N/A."""
+    reason: str = ""
+    choice: int
+
+    @field_validator("choice", mode="before")
+    @classmethod
+    def _choice(cls, v: Any) -> int:
+        if isinstance(v, bool) or v is None:
+            return 0
+        if isinstance(v, (int, float)):
+            return int(v)
+        m = re.search(r"\d+", str(v))
+        return int(m.group(0)) if m else 0
+
+
+PICK_FILE = Path("figures") / "pick.txt"
+
+
+def _pick_parts(prompts_dir: Path) -> dict[str, str]:
+    path = prompts_dir / PICK_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"prompt file {path} is missing")
+    sections: dict[str, list[str]] = {}
+    name = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"^--- (system|candidates|question|answer)\s*$", line)
+        if m:
+            name = m.group(1)
+            sections[name] = []
+        elif name:
+            sections[name].append(line)
+    missing = {"system", "candidates", "question", "answer"} - set(sections)
+    if missing:
+        raise ValueError(f"prompt file {path}: missing section(s) {', '.join(sorted(missing))}")
+    return {k: "\n".join(v).strip() for k, v in sections.items()}
+
+
+def pick_version(prompts_dir: Path) -> str:
+    return hashlib.sha256(repr(sorted(_pick_parts(prompts_dir).items())).encode()).hexdigest()[:12]
+
+
+def format_candidates(cands: list[Candidate]) -> str:
+    """One line per candidate: number, row label, period, unit, printed value (and its table)."""
+    out = []
+    for i, c in enumerate(cands, 1):
+        where = f" [table: {c.title}]" if c.title else ""
+        out.append(f"{i}. {c.label} | {c.period or 'period not stated'} | {c.unit or 'unit not stated'} | "
+                   f"{c.printed}{where}")
+    return "\n".join(out)
+
+
+def pick_messages(question: str, cands: list[Candidate], prompts_dir: Path) -> list[dict[str, str]]:
+    parts = _pick_parts(prompts_dir)
+
+    def user(cands_text: str, q: str) -> str:
+        return f"CANDIDATES:\n{cands_text}\n\nQUESTION: {q}"
+
+    return [{"role": "system", "content": parts["system"]},
+            {"role": "user", "content": user(parts["candidates"], parts["question"])},
+            {"role": "assistant", "content": parts["answer"]},
+            {"role": "user", "content": user(format_candidates(cands), question)}]
+
+
+def parse_pick(parsed: dict[str, Any] | None, n: int) -> int:
+    """The picked candidate's number (1..n), 0 for N/A, an unparsed answer or a number out of range."""
+    if not parsed:
+        return 0
+    try:
+        choice = FigurePick.model_validate(parsed).choice
+    except Exception:  # noqa: BLE001 - a malformed pick is N/A
+        return 0
+    return choice if 1 <= choice <= n else 0
+
+
+def answer_from_tables(llm: Any, cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
+                       counter: Any, company: str = "") -> dict[str, Any] | None:
+    """Pick among the table candidates of the top pages; None when there is none (read the pages)."""
+    from .fuse import prompts_dir
+    from ..models.base import StructuredOutputError
+
+    top = pages[: cfg.answer.figure_pages or cfg.answer.max_pages]
+    cands = build_candidates(cfg, question, top, report_currency, company, context_pages=pages)
+    if not cands:
+        return None
+    pdir = prompts_dir(cfg)
+    messages = pick_messages(question, cands, pdir)
+    call: dict[str, Any] = {"kind": "figure_pick", "prompt_version": pick_version(pdir)}
+    t0 = time.perf_counter()
+    if cfg.answer.figure_pick == "code":  # the best-scoring candidate, no model call
+        call.update(raw="", parsed={"reason": "code pick", "choice": 1}, repaired=False, usage={}, model="code",
+                    error=None)
+    else:
+        try:
+            res = llm.complete(messages, schema=FigurePick)
+            call.update(raw=res.raw, parsed=res.value.model_dump(), repaired=bool(res.repaired),
+                        usage=res.usage.as_dict(), model=res.model, error=None)
+        except StructuredOutputError as e:
+            call.update(raw=e.raw, parsed=None, repaired=True, usage={}, model=getattr(llm, "model", ""),
+                        error=f"structured output: {e}")
+    call["seconds"] = round(time.perf_counter() - t0, 3)
+    choice = parse_pick(call.get("parsed"), len(cands))
+    info: dict[str, Any] = {"source": "tables", "candidates": [c.row() for c in cands], "choice": choice,
+                            "context_tokens": counter(messages[-1]["content"])}
+    if choice:
+        c = cands[choice - 1]
+        value: Any = c.value
+        cited = [p for p in top if p.sha1 == c.sha1 and p.page == c.page]
+        info.update(printed=c.printed, factor=c.factor, unit=c.unit, value_pages=[c.page], scale_source="table")
+    else:
+        value, cited = NA, []
+        info["na_reason"] = f"the model picked none of {len(cands)} table candidates"
+    call.update(pages=[{"sha1": p.sha1, "page": p.page, "rank": p.rank} for p in top], cited_labels=[],
+                dropped_labels=[], value=value, interpretation=info, part_pages=cited or top,
+                context_tokens=info["context_tokens"])
+    return {"value": value, "cited": cited, "calls": [call], "interpretation": info,
+            "answering_part": cited or None}

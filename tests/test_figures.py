@@ -1,0 +1,338 @@
+"""rag.answer.figures: number answers from table candidates (labels, latest period, units, currency, the pick)."""
+from __future__ import annotations
+
+import pytest
+
+from rag.answer import figures as F
+from rag.answer import figure_check as metric
+from rag.answer.context import CtxPage
+from rag.answer.fuse import answer_pages
+from rag.models.base import FakeLLM
+from rag.answer.prompts import NumberAnswer
+
+A = "a" * 40
+COUNT = lambda t: len(t) // 4  # noqa: E731
+Q_REV = ("What was the Total revenue (in USD) for Acme Corp according to the annual report (within the last period "
+         "or at the end of the last period)? If data is not available, return 'N/A'.")
+Q_CFO = ("According to the annual report, what is the Cash flow from operations (in USD) for Acme Corp  (within the "
+         "last period or at the end of the last period)? If data is not available, return 'N/A'.")
+Q_GM = ("What was the Gross margin (%) for Acme Corp according to the annual report (within the last period or at "
+        "the end of the last period)? If data is not available, return 'N/A'.")
+
+INCOME = """# Consolidated Statements of Operations
+
+Table: Consolidated Statements of Operations — values in thousands of USD, except per share data (as printed: "(in thousands, except per share data)")
+| | Note | Year Ended December 31, 2022 | 2021 |
+|---|---|---|---|
+| Total revenues | 4 | $ 1,234,567 | $ 1,100,000 |
+| Cost of revenues | | (600,000) | (500,000) |
+| Gross profit | | 634,567 | 600,000 |
+| Gross margin | | 51.4% | 54.5% |
+| Net loss | | (1,234) | 4,000 |
+| Net loss per share, basic | | (0.45) | 0.12 |
+"""
+MATURITIES = """Table: Debt maturities — values in thousands of USD
+| | 2023 | 2024 | 2025 |
+|---|---|---|---|
+| Total revenues | 1 | 2 | 3 |
+"""
+
+
+def cfg_(make_cfg, **over):
+    return make_cfg(overrides={"answer.table_candidates": True, **over})
+
+
+def pg(text: str, n: int = 45, rank: int = 0) -> CtxPage:
+    return CtxPage(A, n, text, rank, 1.0 - rank / 10)
+
+
+# ---- tables and periods ------------------------------------------------------------------------
+def test_parse_tables_keeps_unit_line_and_moves_period_rows_to_the_header():
+    md = "Table: Balance sheet — values in millions of EUR\n| | | |\n|---|---|---|\n| | 2022 | 2021 |\n| Total assets | 5,000 | 4,000 |"
+    (t,) = F.parse_tables(md)
+    assert t.title.startswith("Table: Balance sheet")
+    assert t.header == [["", "", ""], ["", "2022", "2021"]] and t.rows == [["Total assets", "5,000", "4,000"]]
+
+
+@pytest.mark.parametrize("text,year", [("December 31, 2022", 2022), ("FY22", 2022), ("2021/22", 2022),
+                                       ("2021/2022", 2022), ("2022 $", 2022), ("2022 vs 2021", None),
+                                       ("Note", None), ("1999", 1999)])
+def test_column_year(text, year):
+    assert F.column_year(text) == year
+
+
+def test_report_year_ignores_a_maturity_schedule():
+    tables = F.parse_tables(INCOME) + F.parse_tables(MATURITIES)
+    assert F.report_year(tables) == 2022
+
+
+def test_latest_period_column_even_when_the_table_runs_oldest_first(make_cfg):
+    md = ("Table: Five-year summary — values in millions of USD\n| | 2018 | 2019 | 2020 | 2021 | 2022 |\n"
+          "|---|---|---|---|---|---|\n| Revenue | 10 | 11 | 12 | 13 | 14.5 |")
+    (c,) = F.build_candidates(cfg_(make_cfg), Q_REV, [pg(md)], "USD", "Acme Corp")
+    assert (c.printed, c.period, c.value, c.unit) == ("14.5", "2022", 14_500_000, "millions of USD")
+
+
+def test_note_column_and_dollar_cells_do_not_shift_the_period(make_cfg):
+    cands = F.build_candidates(cfg_(make_cfg), Q_REV, [pg(INCOME)], "USD", "Acme Corp")
+    assert cands[0].label == "Total revenues" and cands[0].printed == "1,234,567"
+    assert cands[0].value == 1_234_567_000 and cands[0].period == "Year Ended December 31, 2022"
+    # misaligned grid: "$" signs in their own columns the header does not have
+    md = ("Table: Income statement — values in thousands of USD\n| | 2022 | 2021 | | |\n|---|---|---|---|---|\n"
+          "| Revenue | $ | 812 | $ | 790 |")
+    (c,) = F.build_candidates(cfg_(make_cfg), Q_REV, [pg(md)], "USD", "Acme Corp")
+    assert c.value == 812_000
+
+
+# ---- labels --------------------------------------------------------------------------------------
+def test_label_scores_prefer_the_metric_itself():
+    terms = metric.metric_terms(Q_REV, "Acme Corp")
+    al = F.aliases_for(Q_REV, "Acme Corp")
+    assert F.label_score("Total revenues", terms, al) == 1.0
+    assert F.label_score("Cost of revenues", terms, al) == pytest.approx(0.9)
+    assert F.label_score("Net loss", terms, al) == 0.0
+    cfo = metric.metric_terms(Q_CFO, "Acme Corp")
+    assert F.label_score("Net cash provided by (used in) operating activities", cfo,
+                         F.aliases_for(Q_CFO, "Acme Corp")) == F.ALIAS_SCORE
+    gm = metric.metric_terms(Q_GM, "Acme Corp")
+    assert F.label_score("Gross profit", gm, F.aliases_for(Q_GM, "Acme Corp")) < 0.5
+
+
+def test_cost_of_revenue_ranks_below_revenue(make_cfg):
+    cands = F.build_candidates(cfg_(make_cfg), Q_REV, [pg(INCOME)], "USD", "Acme Corp")
+    assert [c.label for c in cands] == ["Total revenues", "Cost of revenues"]
+    assert cands[1].value == -600_000_000  # "(600,000)" in thousands: sign kept, scale applied
+
+
+# ---- units and scales ------------------------------------------------------------------------------
+@pytest.mark.parametrize("unit_line,header,label,factor,unit", [
+    ("Table: Results — values in thousands of USD", "| | 2022 | 2021 |", "Revenue", 1_000, "thousands of USD"),
+    ("Table: Results", "| | 2022 $m | 2021 $m |", "Revenue", 1_000_000, "millions of USD"),
+    ("Table: Results", "| | 2022 | 2021 |", "Revenue (000s)", 1_000, "thousands of USD"),
+    ("Table: Results", "| | 2022 | 2021 |", "Revenue", 1, "USD, scale not stated"),
+])
+def test_scale_from_unit_line_column_header_or_label(make_cfg, unit_line, header, label, factor, unit):
+    md = f"{unit_line}\n{header}\n|---|---|---|\n| {label} | (1,234) | 1,000 |"
+    (c,) = F.build_candidates(cfg_(make_cfg), Q_REV, [pg(md)], "USD", "Acme Corp")
+    assert c.value == -1_234 * factor and c.factor == factor and c.unit == unit
+
+
+def test_per_share_is_never_scaled(make_cfg):
+    q = "What was the Earnings per share (EPS) (in USD) for Acme Corp according to the annual report?"
+    cands = F.build_candidates(cfg_(make_cfg), q, [pg(INCOME)], "USD", "Acme Corp")
+    assert cands[0].label == "Net loss per share, basic" and cands[0].value == pytest.approx(-0.45)
+    assert cands[0].unit == "USD per share"
+
+
+# ---- currency and percentages ------------------------------------------------------------------------
+def test_currency_asked_that_the_table_or_report_does_not_use_gives_no_candidate(make_cfg):
+    cfg = cfg_(make_cfg)
+    q_eur = Q_REV.replace("(in USD)", "(in EUR)")
+    assert F.build_candidates(cfg, q_eur, [pg(INCOME)], "USD", "Acme Corp") == []
+    bare = "Table: Results\n| | 2022 | 2021 |\n|---|---|---|\n| Revenue | 500 | 400 |"
+    assert F.build_candidates(cfg, Q_REV, [pg(bare)], "EUR", "Acme Corp") == []  # report currency EUR
+    (c,) = F.build_candidates(cfg, q_eur, [pg(bare)], "EUR", "Acme Corp")
+    assert c.value == 500 and c.currency == "EUR"
+
+
+def test_percent_metric_takes_the_printed_percentage_and_amounts_never_take_one(make_cfg):
+    cfg = cfg_(make_cfg)
+    (c,) = F.build_candidates(cfg, Q_GM, [pg(INCOME)], "USD", "Acme Corp")
+    assert (c.label, c.value, c.factor, c.unit) == ("Gross margin", 51.4, 1, "%")
+    q_gp = Q_REV.replace("Total revenue", "Gross profit")
+    cands = F.build_candidates(cfg, q_gp, [pg(INCOME)], "USD", "Acme Corp")
+    assert [c.value for c in cands] == [634_567_000]  # not the 51.4% row
+
+
+def test_future_only_tables_give_no_candidate(make_cfg):
+    cands = F.build_candidates(cfg_(make_cfg), Q_REV, [pg(INCOME), pg(MATURITIES, 46, 1)], "USD", "Acme Corp")
+    assert all(c.page == 45 for c in cands)
+
+
+# ---- the pick ------------------------------------------------------------------------------------------
+def _pick(choice):
+    def respond(messages, schema):
+        assert schema is F.FigurePick
+        assert "1. Total revenues | Year Ended December 31, 2022 | thousands of USD | 1,234,567" in messages[-1]["content"]
+        return {"reason": "r", "choice": choice}
+    return FakeLLM(respond)
+
+
+def test_pick_converts_the_chosen_candidate_and_cites_its_page(make_cfg):
+    cfg = cfg_(make_cfg)
+    pages = [pg("Highlights: a good year.", 3, 0), pg(INCOME, 45, 1)]
+    res = F.answer_from_tables(_pick(1), cfg, Q_REV, pages, "USD", COUNT, "Acme Corp")
+    assert res["value"] == 1_234_567_000 and [p.page for p in res["cited"]] == [45]
+    assert res["calls"][0]["interpretation"]["choice"] == 1
+    res2 = F.answer_from_tables(_pick("Candidate 2"), cfg, Q_REV, pages, "USD", COUNT, "Acme Corp")
+    assert res2["value"] == -600_000_000
+
+
+@pytest.mark.parametrize("choice", [0, 7, "N/A", None])
+def test_pick_none_or_out_of_range_is_na(make_cfg, choice):
+    res = F.answer_from_tables(_pick(choice), cfg_(make_cfg), Q_REV, [pg(INCOME)], "USD", COUNT, "Acme Corp")
+    assert res["value"] == "N/A" and res["cited"] == [] and "picked none" in res["interpretation"]["na_reason"]
+
+
+def test_parse_pick():
+    assert F.parse_pick({"reason": "", "choice": "3"}, 3) == 3
+    assert F.parse_pick({"reason": "", "choice": 4}, 3) == 0
+    assert F.parse_pick(None, 3) == 0 and F.parse_pick({"reason": "no choice"}, 3) == 0
+
+
+# ---- the hook in rag.fuse ----------------------------------------------------------------------------------
+def test_answer_pages_uses_tables_when_switched_on_and_reads_pages_otherwise(make_cfg):
+    seen = []
+
+    def respond(messages, schema):
+        seen.append(schema)
+        if schema is F.FigurePick:
+            return {"reason": "r", "choice": 1}
+        return {"step_by_step_analysis": "", "reasoning_summary": "", "relevant_pages": [1],
+                "value_as_printed": "1,234,567", "scale": "thousands", "currency": "USD"}
+
+    on = answer_pages(FakeLLM(respond), cfg_(make_cfg), "number", Q_REV, [pg(INCOME)], "USD", COUNT, "Acme Corp")
+    assert on["value"] == 1_234_567_000 and seen == [F.FigurePick]
+    off = answer_pages(FakeLLM(respond), make_cfg(), "number", Q_REV, [pg(INCOME)], "USD", COUNT, "Acme Corp")
+    assert off["value"] == 1_234_567_000 and seen[-1] is NumberAnswer
+    # switched on, but no table candidate (the metric is in prose only): the pages are read
+    prose = pg("Our revenue was $1,234,567 thousand in 2022.")
+    seen.clear()
+    res = answer_pages(FakeLLM(respond), cfg_(make_cfg), "number", Q_REV, [prose], "USD", COUNT, "Acme Corp")
+    assert seen == [NumberAnswer] and res["calls"][0]["kind"] == "number"
+
+
+def test_dot_leaders_split_label_and_value(make_cfg):
+    q = ("For Acme Corp, what was the value of Total assets on balance sheet at year-end at the end of the period "
+         "listed in annual report? If data is not available, return 'N/A'.")
+    md = ("Table: Balance sheets — values in thousands of USD\n| | 2022 | 2021 |\n|---|---|---|\n"
+          "| Total assets . . . ........... $51,057,683 | $56,107,311 | |")
+    (c,) = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp")
+    assert (c.label, c.value) == ("Total assets", 51_057_683_000)
+
+
+def test_a_table_without_currency_takes_the_pages_currency_before_the_datasets(make_cfg):
+    bare = "Table: Highlights\n| | 2022 | 2021 |\n|---|---|---|\n| Revenue | 500 | 400 |"
+    eur = "Table: Income statement — values in millions of EUR\n| | 2022 | 2021 |\n|---|---|---|\n| Cost of sales | 90 | 80 |"
+    # the dataset says USD, but the report's tables are in EUR: a USD question gets no candidate
+    assert F.build_candidates(cfg_(make_cfg), Q_REV, [pg(bare), pg(eur, 46, 1)], "USD", "Acme Corp") == []
+    cands = F.build_candidates(cfg_(make_cfg), Q_REV.replace("USD", "EUR"), [pg(bare), pg(eur, 46, 1)], "USD", "Acme Corp")
+    assert [(c.label, c.value, c.currency) for c in cands] == [("Revenue", 500, "EUR"), ("Cost of sales", 90_000_000, "EUR")]
+
+
+def test_na_pick_reads_the_pages_only_with_figure_na_fallback(make_cfg):
+    seen = []
+
+    def respond(messages, schema):
+        seen.append(schema)
+        if schema is F.FigurePick:
+            return {"reason": "none is revenue", "choice": 0}
+        return {"step_by_step_analysis": "", "reasoning_summary": "", "relevant_pages": [1],
+                "value_as_printed": "1,234,567", "scale": "thousands", "currency": "USD"}
+
+    res = answer_pages(FakeLLM(respond), cfg_(make_cfg), "number", Q_REV, [pg(INCOME)], "USD", COUNT, "Acme Corp")
+    assert res["value"] == "N/A" and seen == [F.FigurePick]
+    seen.clear()
+    cfg = cfg_(make_cfg, **{"answer.figure_na_fallback": True})
+    res = answer_pages(FakeLLM(respond), cfg, "number", Q_REV, [pg(INCOME)], "USD", COUNT, "Acme Corp")
+    assert res["value"] == 1_234_567_000 and seen == [F.FigurePick, NumberAnswer]
+    assert [c["kind"] for c in res["calls"]] == ["figure_pick", "number"] and [p.page for p in res["cited"]] == [45]
+
+
+def test_a_section_row_names_the_metric_of_the_rows_below_it(make_cfg):
+    q = ("What was the EPS (earnings per share) (in USD) for Acme Corp according to the annual report (within the "
+         "last period or at the end of the last period)? If data is not available, return 'N/A'.")
+    md = ("Table: Statements of operations — values in thousands of USD, except per share data\n| | 2022 | 2021 |\n"
+          "|---|---|---|\n| Weighted average shares outstanding: | | |\n| Basic and Diluted | 9,727,000 | 9,700,000 |\n"
+          "| Loss per share: | | |\n| Basic and Diluted | $ (2.20) | $ (1.36) |")
+    (c,) = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp")
+    assert (c.label, c.value, c.factor) == ("Loss per share: Basic and Diluted", pytest.approx(-2.2), 1)
+
+
+def test_unit_in_a_body_row_above_the_amounts_and_a_header_without_label_column(make_cfg):
+    q = ("What was the value of Total deposits at year-end of Acme Corp at the end of the period listed in annual "
+         "report? If data is not available, return 'N/A'.")
+    md = ("Table: Deposits — values in USD\n| | December 31, 2022 | | December 31, 2021 | |\n|---|---|---|---|---|\n"
+          "| (dollars in thousands) | Amount Percent | | Amount Percent | |\n"
+          "| Time Deposits . . . . | 272,253 | 8.0 | 293,474 | 10.0 |\n"
+          "| Total Deposits . . . . | $ 3,416,543 | 100.0 % | $ 2,946,237 | 100.0 % |")
+    cands = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp")
+    assert (cands[0].label, cands[0].value) == ("Total Deposits", 3_416_543_000)
+    # a header row without the label column: its years name the value columns
+    md2 = "Table: Highlights — values in thousands of USD\n| 2022 | 2021 |\n|---|---|\n| Total assets | $51,057,683 | $56,107,311 |"
+    q2 = q.replace("Total deposits", "Total assets")
+    (c,) = F.build_candidates(cfg_(make_cfg), q2, [pg(md2)], "USD", "Acme Corp")
+    assert (c.period, c.value) == ("2022", 51_057_683_000)
+
+
+def test_parent_company_only_statement_ranks_below_the_consolidated_one(make_cfg):
+    parent = ("Table: Condensed Statements of Cash Flows — values in thousands of USD\n| | 2022 | 2021 |\n|---|---|---|\n"
+              "| Net cash provided by operating activities | 14,341 | 12,000 |")
+    consolidated = parent.replace("Condensed Statements", "Consolidated Statements").replace("14,341", "19,970")
+    cands = F.build_candidates(cfg_(make_cfg), Q_CFO, [pg(parent, 117, 0), pg(consolidated, 71, 1)], "USD", "Acme Corp")
+    assert [c.value for c in cands] == [19_970_000, 14_341_000] and cands[1].notes == ["parent company only"]
+
+
+def test_a_component_row_under_a_section_naming_the_metric_is_not_the_metric(make_cfg):
+    md = ("Table: Consolidated statements of cash flows — values in millions of USD\n| | 2022 | 2021 |\n|---|---|---|\n"
+          "| CASH FLOWS FROM OPERATING ACTIVITIES: | | |\n| Net income (loss) | 88.5 | 70.1 |\n"
+          "| Net cash provided by operating activities | 406.1 | 350.2 |")
+    cands = F.build_candidates(cfg_(make_cfg), Q_CFO, [pg(md)], "USD", "Acme Corp")
+    assert [(c.label, c.value) for c in cands] == [("Net cash provided by operating activities", 406_100_000)]
+
+
+def test_a_bare_dollar_gives_way_to_the_dollar_the_report_says_it_uses(make_cfg):
+    q = Q_REV.replace("Total revenue", "Operating income")
+    md = ('Table: Results — values in thousands of USD (as printed: "(In $000s)")\n| | 2022 | 2021 |\n|---|---|---|\n'
+          "| Operating income | 2,792 | 2,100 |")
+    note = pg("All financial information is presented in Canadian dollars unless otherwise noted.", 3, 1)
+    assert F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp", context_pages=[pg(md), note]) == []
+    (c,) = F.build_candidates(cfg_(make_cfg), q.replace("USD", "CAD"), [pg(md)], "USD", "Acme Corp",
+                              context_pages=[pg(md), note])
+    assert (c.currency, c.value) == ("CAD", 2_792_000)
+    # an explicit currency in the printed phrase wins over the clean stage's "USD"
+    md2 = md.replace("(In $000s)", "(Tabular amounts are in thousands of Canadian dollars)")
+    assert F.build_candidates(cfg_(make_cfg), q, [pg(md2)], "USD", "Acme Corp") == []
+    assert F.stated_dollar(["Figures are in Australian dollars.", "presented in Australian dollars"]) == "AUD"
+
+
+def test_a_metric_with_report_wordings_needs_a_close_label(make_cfg):
+    q = Q_REV.replace("Total revenue", "Net income")
+    md = ("Table: Income statement — values in thousands of USD\n| | 2022 | 2021 |\n|---|---|---|\n"
+          "| Income tax benefit | 7,054 | 1,000 |\n| Loss for the year | (89,234) | (20,000) |")
+    cands = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp")
+    assert [(c.label, c.value) for c in cands] == [("Loss for the year", -89_234_000)]
+
+
+def test_run_answer_end_to_end_with_table_candidates(make_cfg):
+    import json
+    from pathlib import Path
+
+    from rag.answer import run_answer
+    from rag.core.artifacts import read_json
+    from rag.core.stage import Stage
+    from rag.core.dataset import Dataset, Question, Report
+
+    cfg = cfg_(make_cfg)
+    ds = Dataset(root=Path("."), name="unit", reports=(Report(sha1=A, company="Acme Corp", currency="USD", pdf=Path("a.pdf")),),
+                 questions=(Question(qid="q000", text=Q_REV, kind="number"),), gold={})
+    rec = {"qid": "q000", "question": Q_REV, "kind": "number", "routed": [{"sha1": A, "company": "Acme Corp"}],
+           "sub_questions": {},
+           "candidates": {A: [{"sha1": A, "page": 45, "text": INCOME, "scores": {"final": 1.0}, "reason": ""}]}}
+    Stage(cfg, "05_retrieve").write_json("q000.json", rec)
+    llm = _pick(1)
+    df = run_answer(cfg, ds, progress=False, llm=llm, counter=COUNT)
+    assert df.loc[0, "value"] == 1_234_567_000 and df.loc[0, "pages"] == "45"
+    d = read_json(cfg.run_dir / "06_answer" / "debug" / "q000.json")
+    assert d["interpretation"]["source"] == "tables" and d["sanity"]["status"] == "ok" and d["n_calls"] == 1
+    sub = json.loads((cfg.run_dir / "06_answer" / "submission.json").read_text())
+    assert sub["answers"][0]["references"] == [{"pdf_sha1": A, "page_index": 44}]
+    run_answer(cfg, ds, progress=False, llm=llm, counter=COUNT)  # nothing changed: no new call
+    assert len(llm.calls) == 1
+
+
+def test_code_pick_takes_the_best_candidate_without_a_call(make_cfg):
+    llm = FakeLLM(lambda m, s: pytest.fail("no model call expected"))
+    res = F.answer_from_tables(llm, cfg_(make_cfg, **{"answer.figure_pick": "code"}), Q_REV, [pg(INCOME)], "USD",
+                               COUNT, "Acme Corp")
+    assert res["value"] == 1_234_567_000 and llm.calls == [] and res["calls"][0]["model"] == "code"
