@@ -33,8 +33,8 @@ import pandas as pd  # noqa: E402
 
 from rag.answer import figures  # noqa: E402
 from rag.core.config import load_config  # noqa: E402
-from rag.answer.context import (candidates_by_report, load_retrieval, merged_pages, pack_parts,  # noqa: E402
-                         report_or_none, routed_sha1s)
+from rag.answer.context import candidates_by_report, merged_pages, pack_parts, report_or_none  # noqa: E402
+from rag.retrieve import load_retrieval  # noqa: E402
 from rag.core.dataset import load_dataset  # noqa: E402
 from rag.answer.fuse import prompts_dir  # noqa: E402
 from rag.answer.prompts import NA, build_messages, format_context  # noqa: E402
@@ -117,8 +117,12 @@ def main(argv=None) -> int:
         try:
             rec = load_retrieval(base, q.qid)
         except FileNotFoundError:  # no 05 record (a run with 02 only): the gold-page line alone is meaningful
-            rec = {"routed": [{"sha1": r.sha1} for pool in gold.pools for r in pool[:1]][:1]}
-        sha1s = routed_sha1s(rec)
+            from rag.core.records import RetrievalRecord
+
+            rec = RetrievalRecord.model_validate({
+                "qid": q.qid, "question": q.text, "kind": q.kind, "sub_questions": {}, "candidates": {},
+                "routed": [{"sha1": r.sha1, "company": ""} for pool in gold.pools for r in pool[:1]][:1]})
+        sha1s = rec.routed_sha1s
         pages = merged_pages(candidates_by_report(rec), sha1s)
         rep = report_or_none(ds, sha1s[0]) if sha1s else None
         cur, company = (rep.currency, rep.company) if rep else (None, "")
@@ -201,7 +205,7 @@ def run_llm(args, base, ds, qs, counter) -> None:
         for q in qs:
             gold = ds.gold[q.text]
             rec = load_retrieval(cfg, q.qid)
-            sha1s = routed_sha1s(rec)
+            sha1s = rec.routed_sha1s
             pages = merged_pages(candidates_by_report(rec), sha1s)
             rep = report_or_none(ds, sha1s[0]) if sha1s else None
             if not args.all_questions:  # without candidates every variant is today's reader: not asked
