@@ -576,8 +576,7 @@ def parse_pick(parsed: dict[str, Any] | None, n: int) -> int:
 def answer_from_tables(llm: Any, cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
                        counter: Any, company: str = "") -> dict[str, Any] | None:
     """Pick among the table candidates of the top pages; None when there is none (read the pages)."""
-    from .fuse import prompts_dir
-    from ..models.base import StructuredOutputError
+    from .fuse import prompts_dir, structured_call
 
     top = pages[: cfg.answer.figure_pages or cfg.answer.max_pages]
     cands = build_candidates(cfg, question, top, report_currency, company, context_pages=pages)
@@ -591,13 +590,7 @@ def answer_from_tables(llm: Any, cfg: RunConfig, question: str, pages: list[CtxP
         call.update(raw="", parsed={"reason": "code pick", "choice": 1}, repaired=False, usage={}, model="code",
                     error=None)
     else:
-        try:
-            res = llm.complete(messages, schema=FigurePick)
-            call.update(raw=res.raw, parsed=res.value.model_dump(), repaired=bool(res.repaired),
-                        usage=res.usage.as_dict(), model=res.model, error=None)
-        except StructuredOutputError as e:
-            call.update(raw=e.raw, parsed=None, repaired=True, usage={}, model=getattr(llm, "model", ""),
-                        error=f"structured output: {e}")
+        call.update(structured_call(llm, messages, FigurePick))
     call["seconds"] = round(time.perf_counter() - t0, 3)
     choice = parse_pick(call.get("parsed"), len(cands))
     info: dict[str, Any] = {"source": "tables", "candidates": [c.row() for c in cands], "choice": choice,

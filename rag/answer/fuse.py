@@ -23,20 +23,26 @@ from .interpret import is_answer, map_pages, pages_holding, part_value
 from .prompts import NA, SCHEMAS, build_messages, format_context, prompt_version
 
 
-def ask(llm: Any, cfg: RunConfig, kind: str, question: str, context: str) -> dict[str, Any]:
-    """One structured call; a StructuredOutputError becomes ``parsed=None`` with its raw text kept."""
+def structured_call(llm: Any, messages: list[dict[str, str]], schema: type) -> dict[str, Any]:
+    """``raw, parsed, repaired, usage, model, error`` of one structured call; a StructuredOutputError
+    becomes ``parsed=None`` with its raw text kept (the caller decides what N/A means)."""
     from ..models.base import StructuredOutputError
 
+    try:
+        res = llm.complete(messages, schema=schema)
+        return dict(raw=res.raw, parsed=res.value.model_dump(), repaired=bool(res.repaired),
+                    usage=res.usage.as_dict(), model=res.model, error=None)
+    except StructuredOutputError as e:
+        return dict(raw=e.raw, parsed=None, repaired=True, usage={}, model=getattr(llm, "model", ""),
+                    error=f"structured output: {e}")
+
+
+def ask(llm: Any, cfg: RunConfig, kind: str, question: str, context: str) -> dict[str, Any]:
+    """One structured call (:func:`structured_call`) with its prompt version and seconds."""
     messages = build_messages(kind, context, question, prompts_dir(cfg))
     t0 = time.perf_counter()
     call: dict[str, Any] = {"kind": kind, "prompt_version": prompt_version(kind, prompts_dir(cfg))}
-    try:
-        res = llm.complete(messages, schema=SCHEMAS[kind])
-        call.update(raw=res.raw, parsed=res.value.model_dump(), repaired=bool(res.repaired),
-                    usage=res.usage.as_dict(), model=res.model, error=None)
-    except StructuredOutputError as e:
-        call.update(raw=e.raw, parsed=None, repaired=True, usage={}, model=getattr(llm, "model", ""),
-                    error=f"structured output: {e}")
+    call.update(structured_call(llm, messages, SCHEMAS[kind]))
     call["seconds"] = round(time.perf_counter() - t0, 3)
     return call
 
