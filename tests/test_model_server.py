@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.models import ModelUnavailable, get_llm, shutdown_all
+from rag.models import ModelUnavailable, get_llm
 from rag.models import llm as llm_mod
 from rag.models import llama_server as ls
 
@@ -34,10 +34,13 @@ def standin(monkeypatch, tmp_path):
         monkeypatch.setattr(ls.LlamaServer, "check_installed", lambda self: None)
 
     monkeypatch.setattr(llm_mod.ChatLLM, "check_available", lambda self: None)
+    # Fresh registries: a real server another test left running for the same model file would otherwise be
+    # reused (get_server shares one server per settings) and answer in the stand-in's place.
+    monkeypatch.setattr(ls, "_SERVERS", {})
+    monkeypatch.setattr(llm_mod, "_REGISTRY", {})
     yield use
-    shutdown_all()
-    ls._SERVERS.clear()
-    llm_mod._REGISTRY.clear()
+    for server in list(ls._SERVERS.values()):  # only the stand-ins this test started
+        server.stop()
 
 
 def _cfg(make_cfg, **over):
@@ -132,7 +135,8 @@ def test_stage05_server_death_is_one_line_and_resume_keeps_finished_records(stan
     for name in before:
         json.loads((d / name).read_text())  # every record written before the death is whole
     standin("ok")
-    shutdown_all()
+    for server in list(ls._SERVERS.values()):
+        server.stop()
     ls._SERVERS.clear()
     llm_mod._REGISTRY.clear()
     assert main(args + ["--stages", "05_retrieve"]) == 0
