@@ -10,12 +10,16 @@ PRESET ?= offline
 # Never -march=native: on Xeons with AMX a native build picks ggml's AMX kernels, which segfault on the
 # first Q4_K completion (llama.cpp issue 20824). Explicit SIMD sets instead, AMX always off:
 #   avx2   AVX2+FMA+F16C, no AVX-512: runs on every x86-64 CPU from 2013 on (Haswell, Zen) - the default
-#   avx512 AVX2 set + AVX-512 F/BW/VL/DQ/VNNI/BF16/VBMI (AMX off): only where the CPU has them all
+#   avx512 AVX2 set + AVX-512 F/CD/DQ/BW/VL/VNNI/BF16/VBMI (AMX off): only where the CPU has them all
 #   basic  no AVX at all (old or emulated CPUs)
-# The default is chosen from this CPU's flags; `benchmarks/models.py` measured avx2 and avx512 alike
-# here (README "Supported CPUs"), so avx2 is used whenever the CPU has it. Override: LLAMA_VARIANT=...
+# The default is chosen from this CPU's flags: avx512 when the CPU has every AVX-512 set that build uses
+# (prompt processing 80 vs 50 tokens/s on a 2-core EPYC, benchmarks/models.py --contention --build), else
+# avx2 when it has AVX2+FMA, else basic. Override: LLAMA_VARIANT=...
 LLAMA_VERSION := 0.3.36
-LLAMA_VARIANT ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && echo avx2 || echo basic)
+AVX512_SETS   := avx512f avx512cd avx512dq avx512bw avx512vl avx512_vnni avx512_bf16 avx512vbmi
+LLAMA_VARIANT ?= $(shell f=$$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null); has() { for x in "$$@"; do \
+                   echo " $$f " | grep -qw -- "$$x" || return 1; done; }; \
+                   if has $(AVX512_SETS); then echo avx512; elif has avx2 fma f16c; then echo avx2; else echo basic; fi)
 LLAMA_COMMON  := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 LLAMA_FLAGS_basic  := $(LLAMA_COMMON) -DGGML_AVX=OFF -DGGML_AVX2=OFF -DGGML_FMA=OFF -DGGML_F16C=OFF -DGGML_AVX512=OFF
 LLAMA_FLAGS_avx2   := $(LLAMA_COMMON) -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF
