@@ -134,11 +134,11 @@ USER_ERRORS = ("ModelUnavailable", "ConfigError", "DatasetError", "LexiconError"
 def user_error(e: BaseException) -> tuple[str, str] | None:
     """(error class, message) when ``e`` is a user error, raised directly or inside a notebook run by
     papermill (whose exception carries the cell's error name and value); else None."""
-    ename, evalue = type(e).__name__, str(e)
-    if ename == "PapermillExecutionError":
+    if type(e).__name__ == "PapermillExecutionError":
         ename, evalue = getattr(e, "ename", ""), getattr(e, "evalue", "")
-    if ename in USER_ERRORS or any(c.__name__ in USER_ERRORS for c in type(e).__mro__):
-        return ename, evalue
+        return (ename, evalue) if ename in USER_ERRORS else None
+    if any(c.__name__ in USER_ERRORS for c in type(e).__mro__):  # the class or a subclass of one
+        return type(e).__name__, str(e)
     return None
 
 
@@ -171,29 +171,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--direct", action="store_true", help="call stage functions instead of notebooks")
     ap.add_argument("--debug", action="store_true", help="show the full traceback of a user error")
     a = ap.parse_args(argv)
-    if a.stages:  # a typo must not run 01 first and then fail on an unknown name
-        known = NOTEBOOKS if not a.direct else NOTEBOOKS[:-1]
-        bad = [s for s in a.stages.split(",") if s not in known]
-        if bad:
-            ap.error(f"unknown stage(s) {', '.join(bad)}; known: {', '.join(known)}")
+    known = NOTEBOOKS[:-1] if a.direct else NOTEBOOKS  # 08_label is a notebook only
+    stages = a.stages.split(",") if a.stages else list(known)
+    bad = [s for s in stages if s not in known]
+    if bad:  # a typo must not run 01 first and then fail on an unknown name
+        ap.error(f"unknown stage(s) {', '.join(bad)}; known: {', '.join(known)}")
     overrides = parse_set(a.set)
-    stage = "setup"
+    cfg = None
     try:
         cfg, ds = prepare(a.preset, a.data, a.run, overrides, demo=a.demo)
         t0 = time.perf_counter()
         if a.direct:
-            stages = a.stages.split(",") if a.stages else NOTEBOOKS[:-1]
-            stage = ",".join(stages)
             run_direct(cfg, ds, stages)
         else:
-            names = a.stages.split(",") if a.stages else NOTEBOOKS
-            stage = ",".join(names)
-            run_notebooks(a.preset, cfg.data_dir, cfg.run, overrides, names)
+            run_notebooks(a.preset, cfg.data_dir, cfg.run, overrides, stages)
     except Exception as e:  # noqa: BLE001 - user errors become one line, the rest propagate
         if a.debug or user_error(e) is None:
             raise
-        stage = getattr(e, "_rag_stage", stage)
-        run_dir = cfg.run_dir if "cfg" in locals() else PROJECT_ROOT / "outputs"
+        # run_direct / run_notebooks tag the failing stage; before them it is the setup.
+        stage = getattr(e, "_rag_stage", "setup")
+        run_dir = cfg.run_dir if cfg is not None else PROJECT_ROOT / "outputs"
         return report_user_error(e, stage, run_dir, argv)
     print(f"\nAll done in {time.perf_counter() - t0:.0f}s.")
     print_outcome(cfg)
