@@ -36,7 +36,7 @@ FIX = ("Fix: rebuild llama-cpp-python with portable flags, `make llama-rebuild L
 def _llama_lines(cfg) -> list[str]:
     if cfg.llm.backend != "llama_cpp":
         return []
-    from .llama_server import build_info, cpu_summary, system_info
+    from .llama_build import build_info, cpu_summary, system_info
 
     return [f"llama.cpp build: {build_info()}", f"llama.cpp system info: {system_info()}", f"cpu: {cpu_summary()}"]
 

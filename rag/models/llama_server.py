@@ -259,19 +259,6 @@ def get_server(gguf_path: Path | str, alias: str, n_ctx: int, n_threads: int, st
         return _SERVERS[key]
 
 
-def system_info(timeout_s: float = 60.0) -> str:
-    """llama.cpp's system info line (which SIMD sets the build uses), read in a subprocess so that a build
-    the CPU cannot run (SIGILL) is reported, not fatal. Returns the line, or 'unavailable: <why>'."""
-    code = "import llama_cpp; print(llama_cpp.llama_print_system_info().decode().strip())"
-    try:
-        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return "unavailable: timed out"
-    if r.returncode != 0:
-        return f"unavailable: loading llama_cpp {describe_exit(r.returncode)}: {r.stderr.strip()[-300:]}"
-    return r.stdout.strip().splitlines()[-1] if r.stdout.strip() else "unavailable: no output"
-
-
 def stop_all_servers() -> None:
     with _LIVE_LOCK:
         live = list(_LIVE)
@@ -280,23 +267,3 @@ def stop_all_servers() -> None:
 
 
 atexit.register(stop_all_servers)
-
-
-def build_info() -> str:
-    """How llama-cpp-python was built here: the Makefile writes ``<venv>/llama-build.txt`` (variant and
-    CMake flags); 'unknown build' when it was installed some other way."""
-    p = Path(sys.prefix) / "llama-build.txt"
-    return p.read_text().strip() if p.exists() else "unknown build (not installed by `make setup`)"
-
-
-def cpu_summary() -> str:
-    """CPU model and the SIMD features that decide which llama.cpp build runs (x86 Linux; else 'unknown')."""
-    try:
-        info = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return "unknown CPU"
-    model = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), "?")
-    flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), [])
-    keep = sorted(f for f in set(flags) if f in ("avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
-                                                 "avx512_vnni", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16"))
-    return f"{model}, {os.cpu_count()} cores, flags: {' '.join(keep) or 'none of avx/avx2/avx512/amx'}"
