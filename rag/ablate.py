@@ -158,6 +158,21 @@ def run_variant(v: Variant, ds: Dataset, stages: Sequence[str], stage_fns: Mappi
     v.ran_seconds = round(time.perf_counter() - t0, 2)
 
 
+SEEDABLE = ("01_parse", "02_clean", "03_chunk", "04_index")
+
+
+def _seed(v: Variant, seed_run: str, stages: Sequence[str], progress: bool) -> None:
+    """Hard-link ``seed_run``'s folders of the SEEDABLE stages into ``v``'s run where ``v`` has none yet."""
+    src = v.cfg.path("outputs_dir") / seed_run
+    if not src.is_dir():
+        raise FileNotFoundError(f"--seed-from {seed_run}: {src} does not exist")
+    for st in stages:
+        if st in SEEDABLE and (src / st).is_dir() and not (v.cfg.run_dir / st).exists():
+            link_stage(src, v.cfg.run_dir, st)
+            if progress:
+                print(f"[ablate] {v.cfg.run}: seeded {st} from {seed_run} (items re-checked by key)", flush=True)
+
+
 def result_row(v: Variant) -> dict[str, Any]:
     from .evaluate import run_row
 
@@ -195,8 +210,13 @@ TABLE_COLUMNS = ("variant", "score", "max_score", "G", "R", "answer_accuracy", "
 def run_ablation(preset: str, data_dir: str, name: str, grid_specs: Sequence[str], fixed: Mapping[str, Any] | None = None,
                  stages: Sequence[str] = PIPELINE, notebooks: bool = False, progress: bool = True,
                  stage_fns: Mapping[str, Callable[..., Any]] | None = None, ds: Dataset | None = None,
-                 **top: Any) -> pd.DataFrame:
-    """Run every variant (sharing unchanged stages), write the table + plot; return the table."""
+                 seed_from: str | None = None, **top: Any) -> pd.DataFrame:
+    """Run every variant (sharing unchanged stages), write the table + plot; return the table.
+
+    ``seed_from``: an existing run (``outputs/<seed_from>``) whose stage folders up to 04_index seed the
+    first variant's run (hard links) before it runs: its stages still run, so every item's currency key
+    is checked and only items the seed does not have current are redone (a run of 01..04 made earlier is
+    not parsed again for each ablation)."""
     from .core.dataset import load_dataset
     from .evaluate.plots import ablation_png
 
@@ -215,6 +235,8 @@ def run_ablation(preset: str, data_dir: str, name: str, grid_specs: Sequence[str
                 break
             keep[st] = donor
         v.shared = keep
+        if seed_from and v.index == 0:
+            _seed(v, seed_from, stages, progress)
         if progress:
             print(f"[ablate] {v.cfg.run}: {v.label}; shared {list(v.shared) or 'none'}", flush=True)
         run_variant(v, ds, stages, stage_fns, notebooks, progress)
@@ -246,6 +268,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--stages", default=None, help="comma-separated stages (default 01_parse..07_evaluate)")
     ap.add_argument("--notebooks", action="store_true", help="run non-shared stages as notebooks (papermill)")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    ap.add_argument("--seed-from", default=None, metavar="RUN",
+                    help="existing run whose 01..04 folders seed the first variant (items re-checked by key)")
     a = ap.parse_args(argv)
     name = a.name or f"{Path(a.data).name}-ablation"
     stages = tuple(a.stages.split(",")) if a.stages else PIPELINE
@@ -257,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for v in plan(a.preset, a.data, name, fixed, expand_grid([parse_axis(s) for s in a.grid]), stages):
             print(f"{v.cfg.run}: {v.label}; shared {v.shared or 'none'}")
         return 0
-    table = run_ablation(a.preset, a.data, name, a.grid, fixed, stages, notebooks=a.notebooks)
+    table = run_ablation(a.preset, a.data, name, a.grid, fixed, stages, notebooks=a.notebooks, seed_from=a.seed_from)
     return 1 if table["error"].astype(bool).any() else 0
 
 

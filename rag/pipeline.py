@@ -63,7 +63,10 @@ def prepare(preset: str, data_dir: str | None, run: str | None, overrides: dict[
         from .demo import ensure_demo
 
         ensure_demo(cfg.path("data_dir"))
-    return cfg, load_dataset(cfg.path("data_dir"))
+    ds = load_dataset(cfg.path("data_dir"))
+    for w in ds.warnings:
+        print(f"warning: {w}", file=sys.stderr, flush=True)
+    return cfg, ds
 
 
 def run_direct(cfg: RunConfig, ds: Dataset, stages: Sequence[str] = NOTEBOOKS[:-1], progress: bool = True) -> dict:

@@ -266,15 +266,28 @@ def _image_pdf(path: Path) -> Path:
     return path
 
 
-def test_ocr_reads_image_only_pages_within_the_cap(tmp_path, make_cfg):
+def _ticking_clock(monkeypatch, step: float):
+    """The OCR budget's clock advances ``step`` seconds per reading (deterministic budgets in tests)."""
+    t = [0.0]
+
+    def tick():
+        t[0] += step
+        return t[0]
+
+    monkeypatch.setattr(clean, "_clock", tick)
+
+
+def test_ocr_reads_image_only_pages_within_the_budget(tmp_path, make_cfg, monkeypatch):
     pdf = _image_pdf(tmp_path / "scan.pdf")
-    cfg = make_cfg(overrides={"clean.ocr_max_pages": 1})
+    # Each budget check costs 10 "seconds": start, page 2 (blank), page 3 fit in 25 s; page 4 does not.
+    _ticking_clock(monkeypatch, 10.0)
+    cfg = make_cfg(overrides={"clean.ocr_budget_s": 25})
     pages = [_page(1, [TextBlock(text="Chairman letter with a real text layer.")]),
              _page(2, [], chars=0), _page(3, [], chars=0), _page(4, [], chars=0)]
     rep, info = clean.clean_report(_report(pages, pdf=str(pdf)), "Acme", cfg)
     assert info["textless_pages"] == [2, 3, 4]
-    assert info["blank_pages"] == [2]  # rendered, found blank, not counted against the cap
-    assert rep.ocr_pages == [3] and info["ocr_skipped"] == 1
+    assert info["blank_pages"] == [2]  # rendered, found blank, not OCR'd
+    assert rep.ocr_pages == [3] and info["ocr_skipped"] == 1 and info["ocr_budget_s"] == 25
     page3 = rep.pages[2]
     assert page3.ocr and "Revenue grew to 4,512" in page3.markdown and "Operating profit 731" in page3.markdown
     assert page3.markdown.index("Revenue") < page3.markdown.index("Operating")
@@ -293,7 +306,8 @@ def test_garbled_page_goes_to_ocr_first(tmp_path, make_cfg, monkeypatch):
         return ocr.OcrPage(page=page, lines=[f"ocr text {page}"], seconds=0.01, ink=0.2)
 
     monkeypatch.setattr(ocr, "ocr_page", fake_ocr_page)
-    cfg = make_cfg(overrides={"clean.ocr_max_pages": 2})
+    _ticking_clock(monkeypatch, 1.0)
+    cfg = make_cfg(overrides={"clean.ocr_budget_s": 2.5})
     glyphs = " ".join(f"GLYPH<c={n},font=/F1>" for n in range(30))
     pages = [_page(1, [TextBlock(text="Fine text page.")]), _page(2, [], chars=0),
              _page(3, [TextBlock(text=glyphs + " some words here and there")]),
@@ -419,3 +433,38 @@ def test_running_head_found_by_position_even_out_of_reading_order(make_cfg):
         assert "Downer EDI Limited" not in p.markdown and p.markdown.startswith(f"Statement of {topic}")
         assert p.markdown.endswith("2021")  # a year heading a column, repeated at the bottom edge: kept
     assert not clean.is_page_number("2021") and clean.is_page_number("iv")
+
+
+# A paragraph of a real report page, and the same text with every letter substituted (a font whose text
+# layer maps glyphs to the wrong letters, as on all 180 pages of one round-2 report).
+_PLAIN = ("Revenue for the fiscal year ended January 31, 2023 was $1,284.0 million, an increase of 47% compared "
+          "to the prior year. Subscription revenue grew as customers expanded their use of the platform, and "
+          "services revenue declined slightly. We continue to invest in research and development, sales and "
+          "marketing, and the expansion of our cloud offering to new regions around the world.")
+_SHIFT = str.maketrans("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                       "qwertyuiopasdfghjklzxcvbnmQWERTYUIOPASDFGHJKLZXCVBNM")
+
+
+def test_letter_similarity_separates_substituted_letters_from_english():
+    from rag.clean.text import letter_similarity
+
+    plain, shifted = letter_similarity(_PLAIN, 200), letter_similarity(_PLAIN.translate(_SHIFT), 200)
+    assert plain > 0.9 and shifted < 0.7
+    assert letter_similarity("Revenue 1,284.0 947.3", 200) is None  # too few letters to judge
+
+
+def test_shifted_pages_go_to_ocr_after_garbled_ones(tmp_path, make_cfg, monkeypatch):
+    from rag.clean import ocr
+
+    calls = []
+    monkeypatch.setattr(ocr, "ocr_page", lambda pdf, page, **kw: calls.append(page) or
+                        ocr.OcrPage(page=page, lines=[f"ocr text {page}"], seconds=0.01, ink=0.2))
+    glyphs = " ".join(f"GLYPH<c={n},font=/F1>" for n in range(30))
+    pages = [_page(1, [TextBlock(text=_PLAIN)]), _page(2, [TextBlock(text=_PLAIN.translate(_SHIFT))]),
+             _page(3, [TextBlock(text=glyphs)])]
+    rep, info = clean.clean_report(_report(pages), "Acme", make_cfg())
+    assert info["garbled_pages"] == [3] and info["shifted_pages"] == [2] and calls == [3, 2]
+    assert rep.ocr_pages == [2, 3] and rep.pages[0].markdown == _PLAIN
+    calls.clear()
+    rep, info = clean.clean_report(_report(pages), "Acme", make_cfg(overrides={"clean.shifted_threshold": 0}))
+    assert info["shifted_pages"] == [] and calls == [3]

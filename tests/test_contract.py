@@ -231,3 +231,35 @@ def test_a_missing_model_stops_the_stage_instead_of_failing_every_item(make_cfg)
     with pytest.raises(ModelUnavailable, match="make models"):
         run_items(stage, [Item("q0", "k"), Item("q1", "k")], work, progress=False)
     assert stage.record("q0") is None  # nothing recorded as this item's failure
+
+
+def test_ablation_seeded_from_an_existing_run_rechecks_its_stages(tmp_path):
+    """--seed-from links an earlier run's 01..04 folders into the first variant, then still runs those
+    stages (their items are re-checked by key, not trusted blindly); 05+ are never seeded."""
+    from rag.ablate import run_ablation
+    from rag.core.dataset import Dataset
+
+    out = tmp_path / "out"
+    for st in ("01_parse", "04_index", "05_retrieve"):
+        (out / "seed" / st).mkdir(parents=True)
+        (out / "seed" / st / "x.json").write_text(st)
+    calls = []
+
+    def fake(st):
+        def fn(cfg, ds, progress=True):
+            calls.append((cfg.run, st))
+            seeded = st in ("01_parse", "04_index") and cfg.run.startswith("abl-00")
+            assert (cfg.run_dir / st / "x.json").exists() == seeded, (cfg.run, st)
+        return fn
+
+    stages = ("01_parse", "04_index", "05_retrieve")
+    ds = Dataset(root=tmp_path, name="d", reports=(), questions=(), gold={})
+    run_ablation("test", str(tmp_path), "abl", ["rerank.candidates=3"], {}, stages, progress=False,
+                 stage_fns={st: fake(st) for st in stages}, ds=ds, seed_from="seed", outputs_dir=str(out))
+    run0 = next(r for r, _ in calls if r.startswith("abl-00"))
+    assert [st for r, st in calls if r == run0] == list(stages)
+    assert os.stat(out / "seed" / "01_parse" / "x.json").st_ino == os.stat(out / run0 / "01_parse" / "x.json").st_ino
+    assert not (out / run0 / "05_retrieve" / "x.json").exists()
+    with pytest.raises(FileNotFoundError, match="--seed-from nope"):
+        run_ablation("test", str(tmp_path), "abl2", ["rerank.candidates=3"], {}, stages, progress=False,
+                     stage_fns={st: fake(st) for st in stages}, ds=ds, seed_from="nope", outputs_dir=str(out))

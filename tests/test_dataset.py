@@ -83,3 +83,36 @@ def test_missing_files_and_bad_json(tmp_path):
 def test_erc2_dev_loads():
     ds = load_dataset(SHARED_DEV)
     assert len(ds.reports) == 13 and len(ds.questions) == 22 and len(ds.gold) == 22
+
+
+def test_shifted_columns_currency_and_question_problems(tmp_path):
+    root = _make(tmp_path, questions=[{"text": 7, "kind": "number"},
+                                      {"text": "Did Company 0 Inc. pay a dividend?", "kind": "boolean"},
+                                      {"text": "Did  Company 0 Inc. pay a dividend?", "kind": "boolean"}])
+    data = b"%PDF-1.4 comma"
+    sha = hashlib.sha1(data).hexdigest()
+    (root / "pdfs" / f"{sha}.pdf").write_bytes(data)
+    data2 = b"%PDF-1.4 cur"
+    sha2 = hashlib.sha1(data2).hexdigest()
+    (root / "pdfs" / f"{sha2}.pdf").write_bytes(data2)
+    with open(root / "subset.csv", "a") as f:
+        f.write(f"{sha},Northwind Logistics, Inc.,USD,Tech\n")  # row 4: unquoted comma
+        f.write(f"{sha2},Aurelia AG,Euro,Pharma\n")  # row 5: not a currency code
+    with pytest.raises(DatasetError) as e:
+        load_dataset(root)
+    msg = str(e.value)
+    assert "subset.csv:4: 5 fields, the header has 4" in msg
+    assert "subset.csv:5: currency 'Euro' is not a three-letter code" in msg
+    assert "questions.json[0]: 'text' must be a string (got int)" in msg
+    assert "questions.json[2]: duplicate of question [1]" in msg
+
+
+def test_no_questions_and_unlisted_pdfs(tmp_path):
+    with pytest.raises(DatasetError, match="no questions"):
+        load_dataset(_make(tmp_path, questions=[]))
+    root = _make(tmp_path / "b")
+    (root / "pdfs" / ("2" * 40 + ".pdf")).write_bytes(b"%PDF extra")
+    ds = load_dataset(root)
+    assert len(ds.warnings) == 1 and "1 PDF(s) not listed in subset.csv" in ds.warnings[0] and "2222" in ds.warnings[0]
+    ds2 = load_dataset(_make(tmp_path / "c"))
+    assert ds2.warnings == () and ds2.reports[0].currency == "USD"

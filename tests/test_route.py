@@ -77,3 +77,11 @@ def test_sub_question_fallback_keeps_question():
     assert "A Inc" in s and "B Inc" not in s and "employees" in s
     q2 = 'Which of the companies had the lowest Operating margin (%) in the fiscal year 2023: "A Inc", "B Inc"?'
     assert sub_question(q2, "B Inc").startswith("What was the Operating margin (%) of B Inc in the fiscal year 2023?")
+
+
+def test_casefold_and_invisible_characters():
+    reports = {**REPORTS, "g": "Großhandel Straße AG"}
+    assert route("What was the revenue of GROSSHANDEL STRASSE AG?", reports) == ["g"]
+    assert route("Did North\u200bwind Logistics pay a dividend?", REPORTS) == ["n"]  # zero-width space
+    assert route("Did Aurelia\u00ad Pharma announce a buyback?", REPORTS) == ["a"]  # soft hyphen
+    assert route("\ufeffWas Vopak N.V. profitable?", REPORTS) == ["v"]  # BOM

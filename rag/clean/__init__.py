@@ -3,7 +3,7 @@
 Contract:
 - ``run_clean(cfg, ds, progress=True) -> DataFrame``: one row per report (columns ``COLUMNS``): pages,
   tables, tables_with_unit, garbled_pages, textless_pages, ocr_pages (pages re-read by OCR),
-  ocr_skipped (over ``cfg.clean.ocr_max_pages``), removed_blocks (headers/footers/page numbers),
+  shifted_pages, ocr_skipped (left unread when ``cfg.clean.ocr_budget_s`` ran out), ocr_budget_s, removed_blocks (headers/footers/page numbers),
   serialized_tables, seconds, ocr_seconds, skipped, error. Reads 01's reports through
   ``rag.parse.load_parsed``; a report whose parse failed is blocked (its reason in ``error``), one whose
   parse output is missing or invalid gets an ``error`` naming the file; the others still finish.
@@ -21,12 +21,15 @@ Contract:
   (title, unit line, LLM serialization) are :mod:`rag.clean.tables`. This module assembles the pages.
 - A page is re-read with OCR (:mod:`rag.clean.ocr`) when its garbled ratio (max of the parse metric and
   ``garbled_ratio`` of its raw text) exceeds ``cfg.clean.garbled_threshold``, or when it has at most
-  ``textless_max_chars`` characters and its image is not blank; most garbled first, then text-less
-  pages in page order, at most ``ocr_max_pages`` per report. Pages are 1-based physical pages.
+  ``textless_max_chars`` characters and its image is not blank, or when its letters are "shifted" (a-z
+  histogram unlike English: ``letter_similarity`` below ``shifted_threshold``, a text layer that decodes
+  to substituted letters); most garbled first, then shifted (least English-like first), then text-less
+  pages in page order, until ``ocr_budget_s`` seconds of OCR are spent per report. Pages are 1-based.
 """
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -40,7 +43,7 @@ from ..core.stage import item_state as _item_state
 from .tables import clean_table, serialize_tables
 # The text helpers stay importable as ``rag.clean.<name>`` (tests and benchmarks use them so).
 from .text import (build_vocab, clean_text, drop_indices, edge_indices, edge_key, fix_broken_words,  # noqa: F401
-                         garbled_ratio, is_page_number, normalize_glyphs, normalize_whitespace, repeated_edge_keys)
+                         garbled_ratio, is_page_number, letter_similarity, normalize_glyphs, normalize_whitespace, repeated_edge_keys)
 from ..core.config import RunConfig
 from ..core import deps
 from ..core.loop import Item, Json, Result, failures, run_items, upstream_block
@@ -49,13 +52,13 @@ from ..parse import load_parsed  # noqa: F401 - also re-exported for benchmarks
 from ..core.records import CleanPage, CleanReport, CleanTable, ParsedPage, ParsedReport, ParsedTable
 
 # Bump when the clean output changes for the same input and config (invalidates every report).
-CODE_VERSION = "clean-1"
+CODE_VERSION = "clean-2"  # 2: shifted-letter pages to OCR, OCR time budget
 STAGE = "02_clean"
 REPEATED_KEYS_KEPT = 50  # repeated header/footer keys kept in an item's details (the rest only counted)
 # Page texts of clean reports, cached per file version (05 reads the same report for many questions).
 _PAGES_LOCK = threading.Lock()
 _PAGES: dict[tuple[str, int], tuple[str, dict[int, str]]] = {}
-COLUMNS = ["sha1", "company", "pages", "tables", "tables_with_unit", "garbled_pages", "textless_pages",
+COLUMNS = ["sha1", "company", "pages", "tables", "tables_with_unit", "garbled_pages", "shifted_pages", "textless_pages",
            "ocr_pages", "ocr_skipped", "removed_blocks", "serialized_tables", "seconds", "ocr_seconds",
            "skipped", "error"]
 
@@ -104,25 +107,41 @@ def page_markdown(p: ParsedPage, vocab: Counter, drop: set[int], heading: str, d
 
 
 # ---- one report ---------------------------------------------------------------------------------------------
-def _ocr_plan(parsed: ParsedReport, cfg: RunConfig) -> tuple[dict[int, float], list[int], list[int]]:
-    """(garbled ratio per page, garbled pages most garbled first, text-less pages in page order)."""
-    ratios = {p.page: max(p.metrics.garbled_ratio, garbled_ratio(raw_page_text(p))) for p in parsed.pages}
-    garbled = sorted((p.page for p in parsed.pages if ratios[p.page] > cfg.clean.garbled_threshold),
+def _ocr_plan(parsed: ParsedReport, cfg: RunConfig) -> tuple[dict[int, float], list[int], list[int], list[int]]:
+    """(garbled ratio per page, garbled pages most garbled first, shifted pages least English-like first,
+    text-less pages in page order). A page is in at most one list (garbled > shifted > text-less)."""
+    c = cfg.clean
+    texts = {p.page: raw_page_text(p) for p in parsed.pages}
+    ratios = {p.page: max(p.metrics.garbled_ratio, garbled_ratio(texts[p.page])) for p in parsed.pages}
+    garbled = sorted((p.page for p in parsed.pages if ratios[p.page] > c.garbled_threshold),
                      key=lambda n: (-ratios[n], n))
+    similarity = {} if c.shifted_threshold <= 0 else {
+        p.page: letter_similarity(texts[p.page], c.shifted_min_letters) for p in parsed.pages if p.page not in garbled}
+    shifted = sorted((n for n, sim in similarity.items() if sim is not None and sim < c.shifted_threshold),
+                     key=lambda n: (similarity[n], n))
     textless = [p.page for p in parsed.pages
-                if p.metrics.chars <= cfg.clean.textless_max_chars and p.page not in garbled]
-    return ratios, garbled, textless
+                if p.metrics.chars <= c.textless_max_chars and p.page not in garbled and p.page not in shifted]
+    return ratios, garbled, shifted, textless
+
+
+def _clock() -> float:
+    """Seconds for the OCR budget (a function so tests can drive the budget without real OCR time)."""
+    return time.perf_counter()
 
 
 def _ocr_pages(pdf: str, candidates: list[int], cfg: RunConfig, vocab: Counter) -> tuple[dict[int, str], dict[str, Any]]:
-    """OCR ``candidates`` in order until ``ocr_max_pages`` pages were read (blank images do not count)."""
+    """OCR ``candidates`` in order until ``ocr_budget_s`` seconds of OCR were spent (the page that
+    crosses the budget is finished; blank images cost their render time only). ``ocr_skipped`` counts
+    the candidates left unread."""
     from .ocr import OcrError, ocr_page
 
     c = cfg.clean
     texts: dict[int, str] = {}
-    info: dict[str, Any] = {"ocr_seconds": 0.0, "ocr_errors": [], "blank_pages": [], "ocr_skipped": 0}
+    info: dict[str, Any] = {"ocr_seconds": 0.0, "ocr_errors": [], "blank_pages": [], "ocr_skipped": 0,
+                            "ocr_budget_s": c.ocr_budget_s}
+    start = _clock()
     for n, page in enumerate(candidates):
-        if len(texts) >= c.ocr_max_pages:
+        if _clock() - start >= c.ocr_budget_s:
             info["ocr_skipped"] = len(candidates) - n
             break
         try:
@@ -131,12 +150,11 @@ def _ocr_pages(pdf: str, candidates: list[int], cfg: RunConfig, vocab: Counter) 
         except OcrError as e:
             info["ocr_errors"].append(str(e))
             continue
-        info["ocr_seconds"] += res.seconds
         if not res.lines and res.ink < c.blank_ink_share:
             info["blank_pages"].append(page)
             continue
         texts[page] = clean_text(res.text, vocab)
-    info["ocr_seconds"] = round(info["ocr_seconds"], 3)
+    info["ocr_seconds"] = round(_clock() - start, 3)
     return texts, info
 
 
@@ -146,12 +164,13 @@ def clean_report(parsed: ParsedReport, company: str, cfg: RunConfig, pdf: str | 
     the path the parser recorded)."""
     raw = [raw_page_text(p) for p in parsed.pages]
     vocab = build_vocab(raw)
-    ratios, garbled, textless = _ocr_plan(parsed, cfg)
+    ratios, garbled, shifted, textless = _ocr_plan(parsed, cfg)
     ocr_text: dict[int, str] = {}
-    info: dict[str, Any] = {"garbled_pages": garbled, "textless_pages": textless, "ocr_seconds": 0.0,
-                            "ocr_skipped": 0, "ocr_errors": [], "blank_pages": []}
-    if cfg.clean.ocr and (garbled or textless):
-        ocr_text, ocr_info = _ocr_pages(pdf or parsed.pdf, garbled + textless, cfg, vocab)
+    info: dict[str, Any] = {"garbled_pages": garbled, "shifted_pages": shifted, "textless_pages": textless,
+                            "ocr_seconds": 0.0, "ocr_skipped": 0, "ocr_errors": [], "blank_pages": [],
+                            "ocr_budget_s": cfg.clean.ocr_budget_s}
+    if cfg.clean.ocr and (garbled or shifted or textless):
+        ocr_text, ocr_info = _ocr_pages(pdf or parsed.pdf, garbled + shifted + textless, cfg, vocab)
         info.update(ocr_info)
     default_dollar = report_currency.upper() if report_currency.upper() in ("USD", "AUD", "CAD", "NZD", "HKD", "SGD") else "USD"
     dollar = units.dollar_currency(raw, default=default_dollar)
@@ -199,11 +218,13 @@ def _clean_item(cfg: RunConfig, item: Item) -> Result:
         usage = ItemUsage(prompt_tokens=u["prompt_tokens"], completion_tokens=u["completion_tokens"])
         info.update(serialized_tables=u["serialized_tables"], serialize_failed=u["serialize_failed"])
     counts = dict(pages=len(report.pages), tables=info["tables"], tables_with_unit=info["tables_with_unit"],
-                  garbled_pages=len(info["garbled_pages"]), textless_pages=len(info["textless_pages"]),
+                  garbled_pages=len(info["garbled_pages"]), shifted_pages=len(info["shifted_pages"]),
+                  textless_pages=len(info["textless_pages"]),
                   ocr_pages=len(report.ocr_pages), ocr_skipped=info["ocr_skipped"],
                   removed_blocks=info["removed_blocks"], serialized_tables=info.get("serialized_tables", 0),
-                  ocr_seconds=info["ocr_seconds"])
+                  ocr_seconds=info["ocr_seconds"], ocr_budget_s=info["ocr_budget_s"])
     details = dict(ocr_page_list=report.ocr_pages, garbled_page_list=info["garbled_pages"],
+                   shifted_page_list=info["shifted_pages"],
                    blank_pages=info["blank_pages"], ocr_errors=info["ocr_errors"], dollar=info["dollar"],
                    repeated_keys=info["repeated_keys"][:REPEATED_KEYS_KEPT])
     return Result(files={report_file(r.sha1): Json(report.model_dump(mode="json"), indent=None)},

@@ -48,10 +48,24 @@ ITEMS_DIR = ".items"  # per-item records (see Stage)
 LEGACY_KEYS_DIR = ".keys"  # per-item keys of outputs written before item records
 
 
+def _umask() -> int:
+    """The process umask (read by setting and restoring it: there is no getter)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """Mode a plain ``open(path, "w")`` would give a new file: 0666 minus the umask (mkstemp's 0600 would
+    hide outputs from the other users of a shared box)."""
+    return 0o666 & ~_umask()
+
+
 def _fsync_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name + _TMP_MARK, dir=path.parent)
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

@@ -75,8 +75,15 @@ class CleanConfig(_Frozen):
     # Share of non-word glyphs above which a page is "garbled" and re-read with OCR.
     garbled_threshold: float = Field(0.15, ge=0, le=1)
     ocr: bool = True
-    # Never OCR more than this many pages in one report (OCR costs ~8 s a page on 2 cores).
-    ocr_max_pages: int = Field(40, ge=0)
+    # A page whose a-z letter histogram has cosine similarity below this to English letter frequencies
+    # is "shifted" (text layer decodes to substituted letters) and re-read with OCR; 0 turns the test off.
+    shifted_threshold: float = Field(0.7, ge=0, le=1)
+    # Pages with fewer letters than this are not judged by the letter test (too few to tell).
+    shifted_min_letters: int = Field(200, ge=1)
+    # OCR time budget per report in seconds (OCR costs ~5-8 s a page on 2 cores): pages are read in
+    # plan order until the budget is spent; the rest keep their text layer and are counted in
+    # ocr_skipped. The budget and the seconds spent are recorded in the stage's item records.
+    ocr_budget_s: float = Field(300.0, ge=0)
     # A line repeated on at least this share of pages (at top or bottom) is a header/footer.
     repeated_line_share: float = Field(0.5, gt=0, le=1)
     # Optional LLM table serialization (winner's trick): tables rewritten as sentences.

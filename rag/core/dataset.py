@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -31,6 +32,8 @@ from pydantic import BaseModel, ConfigDict
 KINDS = ("number", "name", "names", "boolean", "comparative")
 Kind = Literal["number", "name", "names", "boolean", "comparative"]
 SUBSET_COLUMNS = ("sha1", "company_name", "cur")
+# A currency code: three letters (ISO 4217 style, "USD"); anything else in ``cur`` is a shifted column or a typo.
+_CURRENCY = re.compile(r"[A-Z]{3}")
 
 
 class DatasetError(ValueError):
@@ -77,6 +80,8 @@ class Dataset(_Rec):
     reports: tuple[Report, ...]
     questions: tuple[Question, ...]
     gold: dict[str, Gold]  # by question text
+    # Not errors, but worth a line at the start of a run (PDFs in the folder that subset.csv does not list).
+    warnings: tuple[str, ...] = ()
 
     def report(self, sha1: str) -> Report:
         for r in self.reports:
@@ -151,8 +156,16 @@ def _load_subset(root: Path, problems: list[str], check_hashes: bool) -> list[Re
                 problems.append(f"{where}: duplicated sha1 {sha1} (first on row {seen[sha1]})")
                 continue
             seen[sha1] = row_no
+            if None in row:  # csv.DictReader keeps fields beyond the header under the key None
+                problems.append(f"{where}: {len(reader.fieldnames) + len(row[None])} fields, the header has "
+                                f"{len(reader.fieldnames)} (a company name with an unquoted comma? quote it)")
+                continue
             if not (row.get("company_name") or "").strip():
                 problems.append(f"{where}: empty company_name for {sha1}")
+            cur = (row.get("cur") or "").strip()
+            if cur and not _CURRENCY.fullmatch(cur.upper()):
+                problems.append(f"{where}: currency {cur!r} is not a three-letter code such as USD")
+                continue
             pdf = next((d / f"{sha1}.pdf" for d in pdf_dirs if (d / f"{sha1}.pdf").exists()), None)
             if pdf is None:
                 if len(pdf_dirs) == 1:
@@ -165,7 +178,7 @@ def _load_subset(root: Path, problems: list[str], check_hashes: bool) -> list[Re
                 problems.append(f"{pdf}: file's sha1 {sha1_of(pdf)} does not match its name")
                 continue
             reports.append(Report(sha1=sha1, company=row["company_name"].strip(),
-                                  currency=(row.get("cur") or "").strip(),
+                                  currency=cur.upper(),
                                   industry=(row.get("major_industry") or "").strip(), pdf=pdf))
     return reports
 
@@ -189,15 +202,28 @@ def _load_questions(root: Path, problems: list[str]) -> list[Question]:
     if not isinstance(data, list):
         problems.append(f"{path}: expected a list of {{text, kind}}")
         return []
+    if not data:
+        problems.append(f"{path}: no questions")
+        return []
     out = []
+    first: dict[str, int] = {}  # normalized text -> index of its first occurrence
     for i, q in enumerate(data):
         where = f"{path}[{i}]"
-        if not isinstance(q, dict) or not str(q.get("text", "")).strip():
+        if not isinstance(q, dict) or not isinstance(q.get("text", ""), str):
+            problems.append(f"{where}: 'text' must be a string (got {type(q.get('text')).__name__ if isinstance(q, dict) else type(q).__name__})")
+            continue
+        if not q.get("text", "").strip():
             problems.append(f"{where}: missing 'text'")
             continue
         if q.get("kind") not in KINDS:
             problems.append(f"{where}: unknown answer kind {q.get('kind')!r} (expected one of {', '.join(KINDS)})")
             continue
+        norm = " ".join(q["text"].split())
+        if norm in first:
+            # Gold and labels are keyed by text: a repeated question would be answered and scored twice.
+            problems.append(f"{where}: duplicate of question [{first[norm]}] ({norm[:60]!r})")
+            continue
+        first[norm] = i
         out.append(Question(qid=f"q{i:03d}", text=q["text"], kind=q["kind"]))
     return out
 
@@ -237,4 +263,19 @@ def load_dataset(root: Path | str, check_hashes: bool = True) -> Dataset:
     gold = _load_gold(root, problems, {r.sha1 for r in reports})
     if problems:
         raise DatasetError(root, problems)
-    return Dataset(root=root, name=root.name, reports=tuple(reports), questions=tuple(questions), gold=gold)
+    return Dataset(root=root, name=root.name, reports=tuple(reports), questions=tuple(questions), gold=gold,
+                   warnings=tuple(_unlisted_pdfs(root, reports)))
+
+
+def _unlisted_pdfs(root: Path, reports: list[Report]) -> list[str]:
+    """A warning for PDFs in ``pdfs/`` that subset.csv does not list (they are never parsed or asked about).
+    Folders shared through pdf_dirs.txt are not checked: they may hold other datasets' reports."""
+    folder = root / "pdfs"
+    if not folder.is_dir():
+        return []
+    listed = {r.pdf.name.lower() for r in reports}
+    extra = sorted(p.name for p in folder.glob("*.pdf") if p.name.lower() not in listed)
+    if not extra:
+        return []
+    shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+    return [f"{folder}: {len(extra)} PDF(s) not listed in subset.csv are ignored: {shown}"]

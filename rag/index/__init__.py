@@ -44,7 +44,7 @@ from ..core.loop import Item, Json, Result, failures, outcome_counts, run_items,
 from ..core.usage import ItemUsage
 from ..core.records import Chunk, IndexInfo
 
-CODE_VERSION = "index-1"
+CODE_VERSION = "index-2"  # 2: BM25 vocabulary in sorted order (byte-reproducible)
 STAGE = "04_index"
 COLUMNS = ["sha1", "company", "size", "chunks", "dim", "seconds", "bytes"]
 # Embed-config fields that change the vectors (batch size changes only speed).
@@ -135,7 +135,11 @@ def _build_one(cfg: RunConfig, embedder, sha1: str, size: int, chunk_key: str) -
     bm25_files = []
     if texts:
         retriever = bm25s.BM25()
-        retriever.index([bm25_tokens(t) for t in texts], show_progress=False)
+        # Token ids from a sorted vocabulary: bm25s numbers tokens in set order when given strings, which
+        # changes with PYTHONHASHSEED, so the saved files would differ between identical runs.
+        docs = [bm25_tokens(t) for t in texts]
+        vocab = {w: i for i, w in enumerate(sorted({w for d in docs for w in d}))}
+        retriever.index(([[vocab[w] for w in d] for d in docs], vocab), show_progress=False)
         with tempfile.TemporaryDirectory() as tmp:  # bm25s writes plain files: the loop copies them in atomically
             retriever.save(tmp, show_progress=False)
             for f in sorted(Path(tmp).iterdir()):

@@ -9,7 +9,8 @@ Contract:
   question one rule-based sub-question per routed company ("What was the <metric> of <company> <tail>?");
   for any other kind every routed report maps to the question itself.
 
-Matching: names and question are normalized to lowercase word tokens (quotes, punctuation, possessive
+Matching: names and question are normalized to case-folded word tokens (NFKC, invisible format
+characters removed, quotes, punctuation, possessive
 "'s" and a leading "The" dropped, "&" read as "and"). Each company is tried as its full name and as
 the name with trailing legal suffixes stripped one at a time (Inc., Ltd, plc, Corporation, AG, N.V.,
 Holdings, Group...). Every contiguous occurrence in the question is a candidate span; spans are accepted
@@ -38,8 +39,11 @@ def normalize_tokens(text: str, lower: bool = True) -> list[str]:
 
     ``lower=False`` keeps the original case (same tokens, same positions) for the capitalization check.
     """
-    t = unicodedata.normalize("NFKC", text).translate(_QUOTES)
-    t = t.lower() if lower else t
+    # Format characters (zero-width space/joiners, soft hyphen, BOM, word joiner: category Cf) are
+    # invisible in a question but split or glue tokens; casefold() also folds "Straße" to "strasse".
+    t = "".join(ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch) != "Cf")
+    t = t.translate(_QUOTES)
+    t = t.casefold() if lower else t
     t = re.sub(r"'[sS]\b", "", t)  # possessive: "Downer EDI Limited's" -> "... limited"
     t = t.replace("&", " and ")
     t = re.sub(r"(?<=\w)\.(?=\w)", "", t)  # "n.v." -> "nv.", "s.a." -> "sa."
