@@ -263,3 +263,51 @@ def test_ablation_seeded_from_an_existing_run_rechecks_its_stages(tmp_path):
     with pytest.raises(FileNotFoundError, match="--seed-from nope"):
         run_ablation("test", str(tmp_path), "abl2", ["rerank.candidates=3"], {}, stages, progress=False,
                      stage_fns={st: fake(st) for st in stages}, ds=ds, seed_from="nope", outputs_dir=str(out))
+
+
+_ORPHAN_SCRIPT = textwrap.dedent("""
+    import os, sys, time
+    sys.path.insert(0, {root!r})
+    from rag.core.loop import Item, LocalExecutor
+
+    def slow(item):
+        with open(os.path.join({tmp!r}, f"pid-{{os.getpid()}}"), "w"):
+            pass
+        time.sleep(120)
+
+    if __name__ == "__main__":
+        items = [Item(f"i{{n}}", "k", (), n) for n in range(4)]
+        for _ in LocalExecutor("processes", 2).map(slow, items):
+            pass
+""")
+
+
+def test_process_workers_exit_when_the_pipeline_is_killed(tmp_path):
+    """kill -9 of the parent during a process-pool stage: its spawned workers exit on their own."""
+    import signal
+    import time
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = tmp_path / "orphans.py"
+    script.write_text(_ORPHAN_SCRIPT.format(root=root, tmp=str(tmp_path)))
+    parent = subprocess.Popen([sys.executable, str(script)])
+    deadline = time.time() + 120
+    while len(list(tmp_path.glob("pid-*"))) < 2 and time.time() < deadline:
+        time.sleep(0.2)
+    pids = [int(p.name[4:]) for p in tmp_path.glob("pid-*")]
+    assert len(pids) == 2, "the workers did not start"
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+
+    def alive(pid):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        with open(f"/proc/{pid}/stat") as f:  # an exited child not yet reaped by init is a zombie
+            return f.read().split(")")[-1].split()[0] != "Z"
+
+    deadline = time.time() + 15
+    while any(alive(p) for p in pids) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not any(alive(p) for p in pids), "spawned workers outlived the killed pipeline"

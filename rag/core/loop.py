@@ -17,6 +17,7 @@ Contract:
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
@@ -98,6 +99,23 @@ def _call(fn: Callable[[Item], Result], item: Item) -> tuple[Any, float]:
     return out, time.perf_counter() - t0
 
 
+# Seconds between a worker's checks that its parent is alive (the delay before an orphan exits).
+PARENT_POLL_S = 1.0
+
+
+def watch_parent(parent_pid: int, poll_s: float) -> None:
+    """Worker initializer: a daemon thread exits this process (``os._exit``, no cleanup that could block)
+    as soon as its parent is gone (re-parented: ``getppid()`` no longer ``parent_pid``)."""
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(poll_s)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+
+
 def _in_subprocess() -> bool:
     import multiprocessing as mp
 
@@ -123,7 +141,10 @@ class LocalExecutor:
             import multiprocessing as mp
 
             # spawn: workers import their libraries themselves, no thread/torch state inherited.
-            pool = ProcessPoolExecutor(max_workers=min(self.workers, len(items)), mp_context=mp.get_context("spawn"))
+            # The watchdog ends a worker whose parent died (kill -9 of the pipeline): without it the
+            # workers finished their item, then waited on the dead parent's queue forever, holding memory.
+            pool = ProcessPoolExecutor(max_workers=min(self.workers, len(items)), mp_context=mp.get_context("spawn"),
+                                       initializer=watch_parent, initargs=(os.getpid(), PARENT_POLL_S))
         with pool:
             futs: dict[Future, Item] = {pool.submit(_call, fn, it): it for it in items}
             for f in as_completed(futs):
