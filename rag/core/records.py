@@ -55,7 +55,9 @@ class ParsedReport(_Rec):
     pdf: str
     pipeline: Literal["standard", "native"]
     n_pages: int
-    seconds: float
+    # Parse time (in memory, for the item record): excluded from the written JSON so that two parses of
+    # one PDF give identical bytes.
+    seconds: float | None = Field(None, exclude=True)
     pages: list[ParsedPage]
 
 
@@ -113,7 +115,7 @@ class IndexInfo(_Rec):
     chunk_key: str = ""  # 03's currency key of the chunk file
     chunk_sha256: str | None = None  # sha256 of the chunk file the index rows come from
     bm25_files: list[str] = Field(default_factory=list)
-    embed_seconds: float = 0.0
+    embed_seconds: float = Field(0.0, exclude=True)  # timing goes to the item record, not the index files
     code_version: str = ""
 
 
