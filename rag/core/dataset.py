@@ -202,9 +202,6 @@ def _load_questions(root: Path, problems: list[str]) -> list[Question]:
     if not isinstance(data, list):
         problems.append(f"{path}: expected a list of {{text, kind}}")
         return []
-    if not data:
-        problems.append(f"{path}: no questions")
-        return []
     out = []
     first: dict[str, int] = {}  # normalized text -> index of its first occurrence
     for i, q in enumerate(data):
@@ -263,8 +260,11 @@ def load_dataset(root: Path | str, check_hashes: bool = True) -> Dataset:
     gold = _load_gold(root, problems, {r.sha1 for r in reports})
     if problems:
         raise DatasetError(root, problems)
+    warnings = _unlisted_pdfs(root, reports)
+    if not questions:  # parsing and indexing still make sense; answering and scoring do not
+        warnings.append(f"{root / 'questions.json'}: no questions (05_retrieve..07_evaluate have nothing to do)")
     return Dataset(root=root, name=root.name, reports=tuple(reports), questions=tuple(questions), gold=gold,
-                   warnings=tuple(_unlisted_pdfs(root, reports)))
+                   warnings=tuple(warnings))
 
 
 def _unlisted_pdfs(root: Path, reports: list[Report]) -> list[str]:
