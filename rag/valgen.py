@@ -255,10 +255,38 @@ def page_texts(pdf: Path, pages: list[int] | None = None) -> list[tuple[int, str
             for n in pages or range(1, len(doc) + 1)]
 
 
+def write_subset(src: Path, out: Path, kinds: list[str]) -> int:
+    """A dataset folder ``out`` with the questions of ``src`` of the given kinds (and their gold), the
+    same reports (``subset.csv`` copied) and the same PDFs (``pdf_dirs.txt`` with absolute folders), so an
+    expensive experiment can run on one answer kind. Returns the number of questions kept."""
+    import shutil
+
+    ds = load_dataset(src, check_hashes=False)
+    qs = [{"text": q.text, "kind": q.kind} for q in ds.questions if q.kind in kinds]
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src / "subset.csv", out / "subset.csv")
+    dirs = sorted({str(r.pdf.parent.resolve()) for r in ds.reports})
+    (out / "pdf_dirs.txt").write_text("".join(d + "\n" for d in dirs), encoding="utf-8")
+    (out / "questions.json").write_text(json.dumps(qs, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    gold_path = src / "answers.json"
+    if gold_path.exists():
+        gold = json.loads(gold_path.read_text(encoding="utf-8"))
+        keep = {q["text"] for q in qs}
+        (out / "answers.json").write_text(json.dumps({t: g for t, g in gold.items() if t in keep}, indent=1,
+                                                     ensure_ascii=False) + "\n", encoding="utf-8")
+    return len(qs)
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    cmd = argv[0] if argv and argv[0] in ("gold", "page", "grep", "label") else ""
+    cmd = argv[0] if argv and argv[0] in ("gold", "page", "grep", "label", "subset") else ""
     ap = argparse.ArgumentParser(prog=f"python -m rag.valgen {cmd}")
+    if cmd == "subset":  # python -m rag.valgen subset --data data/erc2-val --kinds number --out outputs/datasets/x
+        ap.add_argument("--data", type=Path, required=True), ap.add_argument("--out", type=Path, required=True)
+        ap.add_argument("--kinds", required=True, help="comma-separated answer kinds to keep")
+        a = ap.parse_args(argv[1:])
+        n = write_subset(a.data, a.out, a.kinds.split(","))
+        return print(f"{a.out}: {n} questions of kind {a.kinds} from {a.data}")
     if not cmd:
         ap.add_argument("--out", type=Path, required=True), ap.add_argument("--seed", type=int, required=True)
         ap.add_argument("--count", type=int, default=110), ap.add_argument("--extra", default=SHARED / "erc2-extra")

@@ -262,3 +262,21 @@ def test_every_evidence_is_on_a_cited_page():
             if not any(_norm(part) in t for t in pages):
                 bad.append(f"{rec.get('qid')}: {part[:80]!r} not on pages {dict(by_sha)}")
     assert not bad, "\n".join(bad)
+
+
+def test_subset_by_kind_keeps_reports_pdfs_and_gold(tmp_path, capsys):
+    from rag.core.dataset import load_dataset
+    from rag.valgen import main
+
+    a = _fake_pdf(tmp_path / "store", "a")
+    qs = [{"text": "What was the revenue of Company 0 Inc.?", "kind": "number"},
+          {"text": "Did Company 0 Inc. pay a dividend?", "kind": "boolean"}]
+    root = _write_ds(tmp_path / "ds", [a], qs)
+    (root / "pdf_dirs.txt").write_text("../store\n")
+    (root / "answers.json").write_text(json.dumps({q["text"]: {"kind": q["kind"], "answers": ["1"], "reference_pools": []}
+                                                   for q in qs}))
+    main(["subset", "--data", str(root), "--kinds", "number", "--out", str(tmp_path / "sub")])
+    assert "1 questions of kind number" in capsys.readouterr().out
+    ds = load_dataset(tmp_path / "sub")
+    assert [q.kind for q in ds.questions] == ["number"] and list(ds.gold) == [qs[0]["text"]]
+    assert ds.reports[0].pdf.resolve() == (tmp_path / "store" / f"{a}.pdf").resolve()
