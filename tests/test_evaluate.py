@@ -213,6 +213,14 @@ def test_run_evaluate_writes_files_and_compare(make_cfg, tmp_path):
     assert table.loc["r1", "score"] > table.loc["r2", "score"]
     assert table.loc["r1", "tokens"] == 240
     assert list(compare_runs(runs[0].run_dir / "07_evaluate").index) == ["r1"]
+    from rag.evaluate import paired
+
+    flips = paired(runs[0], runs[1])
+    assert list(flips.question) == ["num?"] and list(flips.flip) == ["lost"]
+    assert flips.value_a[0] == "250.0" or float(flips.value_a[0]) == 250.0
+    assert paired(runs[0], runs[0]).empty
+    kinds = {k["kind"]: k for k in json.loads((runs[1].run_dir / "07_evaluate" / "scores.json").read_text())["by_kind"]}
+    assert {"na_precision", "na_recall", "gold_na", "value_correct"} <= set(kinds["number"])
 
 
 def test_plots_retrieval_hit_and_ablation():

@@ -212,17 +212,45 @@ def compare_runs(*runs: RunConfig | Path | str) -> pd.DataFrame:
     return pd.DataFrame([run_row(_run_dir(r)) for r in runs]).set_index("run")
 
 
+def paired(run_a: RunConfig | Path | str, run_b: RunConfig | Path | str) -> pd.DataFrame:
+    """Questions (matched by text) whose answer score or reference score differs between two scored runs:
+    one row each with both values and scores, ``flip`` = "gained"/"lost" (answer correct in b, not in a /
+    the other way) or "refs" (same correctness, other references)."""
+    cols = ["question", "kind", "gold", "value", "correct", "answer_score", "ref_score"]
+    a, b = (pd.read_csv(_run_dir(r) / STAGE / "per_question.csv")[cols] for r in (run_a, run_b))
+    m = a.merge(b, on=["question", "kind", "gold"], suffixes=("_a", "_b"))
+    m = m[(m.answer_score_a != m.answer_score_b) | (m.ref_score_a != m.ref_score_b)].copy()
+    m["flip"] = ["gained" if cb and not ca else "lost" if ca and not cb else "refs"
+                 for ca, cb in zip(m.correct_a, m.correct_b)]
+    return m.reset_index(drop=True)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m rag.evaluate --data DIR --submission FILE [--gold answers|labels|both]``: print the score."""
+    """``python -m rag.evaluate --data DIR --submission FILE [--gold answers|labels|both]``: print the score.
+    ``python -m rag.evaluate --paired RUN_A RUN_B``: totals side by side and the questions that flipped."""
     import argparse
 
     from ..core.dataset import load_dataset
 
     ap = argparse.ArgumentParser(prog="python -m rag.evaluate", description=main.__doc__)
-    ap.add_argument("--data", required=True)
-    ap.add_argument("--submission", required=True)
+    ap.add_argument("--data")
+    ap.add_argument("--submission")
     ap.add_argument("--gold", default="both", choices=("answers", "labels", "both"))
+    ap.add_argument("--paired", nargs=2, metavar="RUN", help="two run folders (outputs/<run>) scored by 07")
     a = ap.parse_args(argv)
+    if a.paired:
+        keep = ["score", "max_score", "G", "R", "answer_accuracy", "na_precision", "na_recall", "seconds", "tokens"]
+        both = compare_runs(*a.paired)
+        print(both[[c for c in keep if c in both.columns]].to_string())
+        flips = paired(*a.paired)
+        with pd.option_context("display.max_colwidth", 70, "display.width", 250):
+            print(flips[["flip", "kind", "question", "gold", "value_a", "value_b", "ref_score_a", "ref_score_b"]]
+                  .to_string(index=False) if len(flips) else "no question changed")
+        print("gained", int((flips.flip == "gained").sum()), "lost", int((flips.flip == "lost").sum()),
+              "references only", int((flips.flip == "refs").sum()))
+        return 0
+    if not (a.data and a.submission):
+        ap.error("--data and --submission are required (or --paired RUN_A RUN_B)")
     per_q, s = evaluate_submission(a.submission, load_dataset(a.data, check_hashes=False), a.gold)
     cols = ["qid", "kind", "value", "gold", "answer_score", "ref_score", "wrong", "missed"]
     print(per_q[cols].to_string(index=False))

@@ -182,7 +182,13 @@ def summarize(per_q: pd.DataFrame) -> dict[str, Any]:
     by_kind = []
     for kind, grp in per_q.groupby("kind", sort=True):
         g_, r_ = float(grp.answer_score.sum()), float(grp.ref_score.sum())
+        na_ok = int((grp.gold_na & grp.answer_na).sum())
         by_kind.append({"kind": kind, "questions": len(grp), "G": round(g_, 4), "R": round(r_, 4),
                         "score": round(g_ + REF_WEIGHT * r_, 4), "max_score": (1 + REF_WEIGHT) * len(grp),
-                        "answer_accuracy": round(float(grp.correct.mean()), 4)})
+                        "answer_accuracy": round(float(grp.correct.mean()), 4),
+                        "gold_na": int(grp.gold_na.sum()),
+                        "na_precision": _ratio(na_ok, int(grp.answer_na.sum())),
+                        "na_recall": _ratio(na_ok, int(grp.gold_na.sum())),
+                        # questions with a real value answered right (the recall N/A gates cost)
+                        "value_correct": int((grp.correct & ~grp.gold_na).sum())})
     return {"totals": totals, "by_kind": by_kind}
