@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pandas as pd  # noqa: E402
 
-from rag.answer import figures  # noqa: E402
+from rag.answer import figure_pick, figures  # noqa: E402
 from rag.core.config import load_config  # noqa: E402
 from rag.answer.context import candidates_by_report, merged_pages, pack_parts, report_or_none  # noqa: E402
 from rag.retrieve import load_retrieval  # noqa: E402
@@ -133,7 +133,7 @@ def main(argv=None) -> int:
             every = figures.build_candidates(cfg_all, q.text, pages[:k], cur, company)
             shown = every[: base.answer.figure_max_candidates]
             code = shown[0].value if shown else NA
-            msgs = figures.pick_messages(q.text, shown, prompts_dir(base))
+            msgs = figure_pick.pick_messages(q.text, shown, prompts_dir(base))
             row.update({f"n@{k}": len(shown), f"n_all@{k}": len(every),
                         f"hit@{k}": _gold_value_hit(shown, gold.answers),
                         f"hit_all@{k}": _gold_value_hit(every, gold.answers),

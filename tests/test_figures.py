@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from rag.answer import figure_pick as P
 from rag.answer import figures as F
 from rag.answer import figure_check as metric
 from rag.answer.context import CtxPage
@@ -152,7 +153,7 @@ def test_future_only_tables_give_no_candidate(make_cfg):
 # ---- the pick ------------------------------------------------------------------------------------------
 def _pick(choice):
     def respond(messages, schema):
-        assert schema is F.FigurePick
+        assert schema is P.FigurePick
         assert "1. Total revenues | Year Ended December 31, 2022 | thousands of USD | 1,234,567" in messages[-1]["content"]
         return {"reason": "r", "choice": choice}
     return FakeLLM(respond)
@@ -161,23 +162,23 @@ def _pick(choice):
 def test_pick_converts_the_chosen_candidate_and_cites_its_page(make_cfg):
     cfg = cfg_(make_cfg)
     pages = [pg("Highlights: a good year.", 3, 0), pg(INCOME, 45, 1)]
-    res = F.answer_from_tables(_pick(1), cfg, Q_REV, pages, "USD", COUNT, "Acme Corp")
+    res = P.answer_from_tables(_pick(1), cfg, Q_REV, pages, "USD", COUNT, "Acme Corp")
     assert res["value"] == 1_234_567_000 and [p.page for p in res["cited"]] == [45]
     assert res["calls"][0]["interpretation"]["choice"] == 1
-    res2 = F.answer_from_tables(_pick("Candidate 2"), cfg, Q_REV, pages, "USD", COUNT, "Acme Corp")
+    res2 = P.answer_from_tables(_pick("Candidate 2"), cfg, Q_REV, pages, "USD", COUNT, "Acme Corp")
     assert res2["value"] == -600_000_000
 
 
 @pytest.mark.parametrize("choice", [0, 7, "N/A", None])
 def test_pick_none_or_out_of_range_is_na(make_cfg, choice):
-    res = F.answer_from_tables(_pick(choice), cfg_(make_cfg), Q_REV, [pg(INCOME)], "USD", COUNT, "Acme Corp")
+    res = P.answer_from_tables(_pick(choice), cfg_(make_cfg), Q_REV, [pg(INCOME)], "USD", COUNT, "Acme Corp")
     assert res["value"] == "N/A" and res["cited"] == [] and "picked none" in res["interpretation"]["na_reason"]
 
 
 def test_parse_pick():
-    assert F.parse_pick({"reason": "", "choice": "3"}, 3) == 3
-    assert F.parse_pick({"reason": "", "choice": 4}, 3) == 0
-    assert F.parse_pick(None, 3) == 0 and F.parse_pick({"reason": "no choice"}, 3) == 0
+    assert P.parse_pick({"reason": "", "choice": "3"}, 3) == 3
+    assert P.parse_pick({"reason": "", "choice": 4}, 3) == 0
+    assert P.parse_pick(None, 3) == 0 and P.parse_pick({"reason": "no choice"}, 3) == 0
 
 
 # ---- the hook in rag.fuse ----------------------------------------------------------------------------------
@@ -186,13 +187,13 @@ def test_answer_pages_uses_tables_when_switched_on_and_reads_pages_otherwise(mak
 
     def respond(messages, schema):
         seen.append(schema)
-        if schema is F.FigurePick:
+        if schema is P.FigurePick:
             return {"reason": "r", "choice": 1}
         return {"step_by_step_analysis": "", "reasoning_summary": "", "relevant_pages": [1],
                 "value_as_printed": "1,234,567", "scale": "thousands", "currency": "USD"}
 
     on = answer_pages(FakeLLM(respond), cfg_(make_cfg), "number", Q_REV, [pg(INCOME)], "USD", COUNT, "Acme Corp")
-    assert on["value"] == 1_234_567_000 and seen == [F.FigurePick]
+    assert on["value"] == 1_234_567_000 and seen == [P.FigurePick]
     off = answer_pages(FakeLLM(respond), make_cfg(), "number", Q_REV, [pg(INCOME)], "USD", COUNT, "Acme Corp")
     assert off["value"] == 1_234_567_000 and seen[-1] is NumberAnswer
     # switched on, but no table candidate (the metric is in prose only): the pages are read
@@ -225,17 +226,17 @@ def test_na_pick_reads_the_pages_only_with_figure_na_fallback(make_cfg):
 
     def respond(messages, schema):
         seen.append(schema)
-        if schema is F.FigurePick:
+        if schema is P.FigurePick:
             return {"reason": "none is revenue", "choice": 0}
         return {"step_by_step_analysis": "", "reasoning_summary": "", "relevant_pages": [1],
                 "value_as_printed": "1,234,567", "scale": "thousands", "currency": "USD"}
 
     res = answer_pages(FakeLLM(respond), cfg_(make_cfg), "number", Q_REV, [pg(INCOME)], "USD", COUNT, "Acme Corp")
-    assert res["value"] == "N/A" and seen == [F.FigurePick]
+    assert res["value"] == "N/A" and seen == [P.FigurePick]
     seen.clear()
     cfg = cfg_(make_cfg, **{"answer.figure_na_fallback": True})
     res = answer_pages(FakeLLM(respond), cfg, "number", Q_REV, [pg(INCOME)], "USD", COUNT, "Acme Corp")
-    assert res["value"] == 1_234_567_000 and seen == [F.FigurePick, NumberAnswer]
+    assert res["value"] == 1_234_567_000 and seen == [P.FigurePick, NumberAnswer]
     assert [c["kind"] for c in res["calls"]] == ["figure_pick", "number"] and [p.page for p in res["cited"]] == [45]
 
 
@@ -333,6 +334,6 @@ def test_run_answer_end_to_end_with_table_candidates(make_cfg):
 
 def test_code_pick_takes_the_best_candidate_without_a_call(make_cfg):
     llm = FakeLLM(lambda m, s: pytest.fail("no model call expected"))
-    res = F.answer_from_tables(llm, cfg_(make_cfg, **{"answer.figure_pick": "code"}), Q_REV, [pg(INCOME)], "USD",
+    res = P.answer_from_tables(llm, cfg_(make_cfg, **{"answer.figure_pick": "code"}), Q_REV, [pg(INCOME)], "USD",
                                COUNT, "Acme Corp")
     assert res["value"] == 1_234_567_000 and llm.calls == [] and res["calls"][0]["model"] == "code"

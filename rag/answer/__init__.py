@@ -118,7 +118,7 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
     kinds = ("number", "comparative") if q.kind == "comparative" else (q.kind,)
     versions = [prompt_version(k, prompts_dir(cfg)) for k in kinds]
     if cfg.answer.table_candidates and "number" in kinds:  # the figure-pick prompt (rag.answer.figures)
-        from .figures import pick_version
+        from .figure_pick import pick_version
 
         versions.append(pick_version(prompts_dir(cfg)))
     return hash_key(q.text, q.kind, retrieval_key, versions, deps.config_signature(cfg, STAGE), CODE_VERSION)

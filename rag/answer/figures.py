@@ -7,13 +7,8 @@ period, with the table's unit line, is most of an answer already; picking from f
 than reading three pages.
 
 Contracts:
-- ``parse_tables(markdown) -> list[MdTable]``: the Markdown grids of a clean page (``rag.clean``: a
-  ``Table: <title> — values in <scale> of <currency>`` line, then ``| a | b |`` rows) with their title
-  line; body rows that only hold periods ("2022", "FY2021") join the header.
-- ``column_year(text) -> int | None``: the one period year a column header names ("December 31,
-  2022", "FY22", "2021/22" -> 2022); None for none or several ("2022 vs 2021").
-- ``report_year(tables) -> int | None``: the report's period end year: the most common latest header
-  year over the tables (a debt-maturity table listing 2027 does not move it).
+- Tables and their periods come from :mod:`rag.answer.md_tables` (``parse_tables``, ``column_year``,
+  ``report_year``; re-exported here).
 - ``label_score(label, terms, aliases) -> float``: how well a row label names the metric: the share of
   the metric's word stems (``rag.metric``, synonyms included) less :data:`EXTRA_WORD_PENALTY` per other
   word of the label; at least :data:`ALIAS_SCORE` for a label of :data:`LABEL_ALIASES` of the
@@ -28,30 +23,23 @@ Contracts:
   explicitly, else the clean stage's unit line (a dollar resolved from a bare "$" gives way to the dollar
   the retrieved pages say the report is presented in), else the pages' most common table currency,
   else the dataset's report currency.
-- ``pick_messages(question, cands, prompts_dir)`` / ``parse_pick(parsed, n) -> int`` (0 = N/A) and
-  (``answer.figure_pick``: "model" asks, "code" takes the best-scoring candidate without a call)
-  ``answer_from_tables(llm, cfg, question, pages, report_currency, counter, company)`` -> the
-  ``rag.fuse.answer_pages`` result shape, or None when there is no candidate (the caller falls back
-  to reading the pages). The reference is the picked candidate's page.
+- The pick among them (the prompt, the model call, the answer) is :mod:`rag.answer.figure_pick`.
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import re
-import time
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, field_validator
 
 from . import figure_check as metric
 from . import numbers as nums
 from ..clean import units
 from ..core.config import RunConfig
 from .context import CtxPage
+from .md_tables import (  # noqa: F401 - parse_tables, column_year, report_year re-exported
+    MdTable, _SIGNS, _columns, _is_amount, _is_nil, _label, _table_years, column_year, parse_tables, report_year)
 from ..core.questions import search_text
 
 NA = "N/A"
@@ -68,7 +56,6 @@ TOTAL_BONUS = 0.05  # a "Total ..." row when the question asks for a total
 SUPPORT_BONUS = 0.05  # per other table printing the same value for a matching row (capped below)
 SUPPORT_MAX = 2
 RANK_PENALTY = 0.01  # per page rank: ties go to the better-retrieved page
-SCHEDULE_COLUMNS = 3  # ascending dated columns from this many on: a schedule (see _schedule)
 TITLE_CHARS = 60  # table title shown in the pick list
 LABEL_CHARS = 100
 NOTE_MAX = 99  # a first "value" this small without separators, in a row with one value too many, is a note ref
@@ -110,24 +97,6 @@ LABEL_ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-# ---- Markdown tables ------------------------------------------------------------------------------------
-@dataclass
-class MdTable:
-    title: str  # the clean stage's "Table: ..." line ("" when the grid has none)
-    header: list[list[str]]  # header rows (the grid's first row + period-only body rows)
-    rows: list[list[str]]  # body rows
-    order: int = 0  # position on its page
-
-
-_SEP = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+\s*$")
-_CELL_SPLIT = re.compile(r"(?<!\\)\|")
-_YEAR = re.compile(r"(?<![\d.,])((?:19|20)\d\d)(?![\d.,]|\s?%)")
-_FISCAL = re.compile(r"(?<!\d)(?:19|20)\d\d\s?[/-]\s?(\d\d)(?!\d)")
-_FISCAL4 = re.compile(r"(?<!\d)((?:19|20)\d\d)\s?[/-]\s?((?:19|20)\d\d)(?!\d)")
-_FY = re.compile(r"(?i)\bFY\s?'?(\d\d)\b")
-_NIL = {"-", "–", "—", "−", "nil", "n/a", "—-", "--"}
-_SIGNS = re.compile(r"^(?:US\$|A\$|C\$|NZ\$|HK\$|S\$|R\$|[$€£¥₹])\s*|\s*(?:US\$|[$€£¥])$")
-_LEADERS = re.compile(r"^(.*?[^\W\d_)].*?)\s*(?:\.\s?){3,}\s*(.*)$")
 _PARENT_ONLY = re.compile(r"(?i)\b(?:condensed|parent company|parent only|company only|bank only)\b")
 # Row labels that only qualify their section ("Basic and diluted" under "Loss per share:"); any other row
 # under a section is a component of it ("Net income" under "Cash flows from operating activities:").
@@ -138,106 +107,6 @@ _STATED_DOLLAR = re.compile(
     r"(?:in\s+)?(canadian|australian|new zealand|hong kong|singapore|u\.\s?s\.|us|united states) dollars?\b")
 _DOLLAR_NAMES = {"canadian": "CAD", "australian": "AUD", "newzealand": "NZD", "hongkong": "HKD", "singapore": "SGD",
                  "us": "USD", "unitedstates": "USD"}
-_AMOUNT = re.compile(r"^[(\-–—−+]?\s?\(?\d[\d,.\s'\u202f\u00a0]*\)?\s?%?\)?$")
-
-
-def _cells(line: str) -> list[str]:
-    s = line.strip()
-    s = s[1:] if s.startswith("|") else s
-    s = s[:-1] if s.endswith("|") and not s.endswith("\\|") else s
-    return [c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(s)]
-
-
-def parse_tables(markdown: str, lookback: int = 3) -> list[MdTable]:
-    """Markdown grids of a page with their ``Table:`` line (within ``lookback`` non-empty lines above)."""
-    lines = (markdown or "").splitlines()
-    out: list[MdTable] = []
-    i = 0
-    while i < len(lines):
-        if not lines[i].lstrip().startswith("|"):
-            i += 1
-            continue
-        j = i
-        while j < len(lines) and lines[j].lstrip().startswith("|"):
-            j += 1
-        grid = [ln for ln in lines[i:j]]
-        above = [ln.strip() for ln in lines[max(0, i - 2 * lookback): i] if ln.strip()][-lookback:]
-        title = next((ln for ln in reversed(above) if ln.startswith("Table:")), "")
-        sep = next((k for k, ln in enumerate(grid) if _SEP.match(ln.strip())), None)
-        head = [_cells(ln) for ln in grid[:sep]] if sep is not None else []
-        body = [_cells(ln) for ln in (grid[sep + 1:] if sep is not None else grid)]
-        # Period-only rows at the top of the body ("| | 2022 | 2021 |") belong to the header.
-        while body and _period_row(body[0]):
-            head.append(body.pop(0))
-        body = [_split_leaders(r) for r in body]
-        if head and head[0] and column_year(head[0][0]) is not None and any(_label(r) for r in body):
-            head = [["", *h] for h in head]  # "| 2022 | 2021 |" over "| Total assets | 51,057 | 56,107 |"
-        out.append(MdTable(title, head, body, len(out)))
-        i = j
-    return out
-
-
-def _period_row(cells: list[str]) -> bool:
-    """A row that names periods and holds no amount ("| | 2022 | 2021 | $/# | % |",
-    "| Year ended | 31 Dec 2022 | 31 Dec 2021 |")."""
-    vals = [c for c in cells[1:] if c]
-    if not vals or (cells[0] and _is_amount(cells[0])):
-        return False
-    years = [c for c in vals if column_year(c) is not None]
-    return bool(years) and not any(_is_amount(c) and not re.fullmatch(r"(?:19|20)\d\d", c.strip()) for c in vals)
-
-
-def column_year(text: str) -> int | None:
-    """The period year a column header names; None when it names none or several."""
-    t = _FISCAL4.sub(lambda m: m.group(2), text or "")  # "2021/2022" -> 2022
-    t = _FISCAL.sub(lambda m: _fiscal_end(m.group(0)[:4], m.group(1)), t)  # "2021/22" -> 2022
-    years = {int(y) for y in _YEAR.findall(t)}
-    if not years:
-        years = {2000 + int(m) for m in _FY.findall(t)}
-    return years.pop() if len(years) == 1 else None
-
-
-def _fiscal_end(start: str, end2: str) -> str:
-    end = int(start) // 100 * 100 + int(end2)
-    return str(end + 100 if end < int(start) else end)
-
-
-def _is_amount(cell: str) -> bool:
-    s = _SIGNS.sub("", cell.strip()).strip()
-    return bool(s) and any(c.isdigit() for c in s) and bool(_AMOUNT.match(s))
-
-
-def _is_nil(cell: str) -> bool:
-    return _SIGNS.sub("", cell.strip()).strip().lower() in _NIL
-
-
-# ---- periods ----------------------------------------------------------------------------------------------
-def _columns(t: MdTable) -> list[str]:
-    """Header text per column (header rows joined)."""
-    width = max((len(r) for r in t.header + t.rows), default=0)
-    return [" ".join(r[c] for r in t.header if c < len(r) and r[c]).strip() for c in range(width)]
-
-
-def _table_years(t: MdTable) -> list[tuple[int, int]]:
-    """(column index, year) of the columns naming one period, skipping the label column."""
-    return [(c, y) for c, h in enumerate(_columns(t)) if c > 0 and (y := column_year(h)) is not None
-            and "%" not in h and "change" not in h.lower()]
-
-
-def _schedule(years: list[int]) -> bool:
-    """Dated columns in ascending order, SCHEDULE_COLUMNS or more: a maturity schedule or a multi-year
-    summary, whose last year need not be the report's."""
-    return len(years) >= SCHEDULE_COLUMNS and years == sorted(years)
-
-
-def report_year(tables: list[MdTable]) -> int | None:
-    """Most common latest header year over ``tables`` (ties: the later year); schedules
-    (:func:`_schedule`) vote only when no other table does. None without dated tables."""
-    dated = [[y for _, y in ys] for t in tables if (ys := _table_years(t))]
-    voters = [ys for ys in dated if not _schedule(ys)] or dated
-    latest = Counter(max(ys) for ys in voters)
-    return max(latest, key=lambda y: (latest[y], y)) if latest else None
-
 
 # ---- labels -----------------------------------------------------------------------------------------------
 def _norm_label(label: str) -> str:
@@ -356,21 +225,6 @@ def _pick_cell(row: list[str], want_col: int | None, dated: list[tuple[int, int]
     if want_col < len(row) and (_is_amount(row[want_col]) or _is_nil(row[want_col])):
         return row[want_col], want_col
     return None
-
-
-def _label(row: list[str]) -> str:
-    return row[0] if row and row[0] and not _is_amount(row[0]) else ""
-
-
-def _split_leaders(row: list[str]) -> list[str]:
-    """A label cell that runs into its value over dot leaders ("Total assets . . . . $51,057,683")
-    -> label cell + value cell; a label whose first cell is empty (a shifted grid) moves left."""
-    if len(row) > 1 and not row[0] and row[1] and not _is_amount(row[1]):
-        row = row[1:]
-    if row and (m := _LEADERS.match(row[0])):
-        rest = _SIGNS.sub("", m.group(2).strip()).strip()  # "Operating activities .....$"
-        return [m.group(1).strip(), *([rest] if rest else []), *row[1:]]
-    return row
 
 
 def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
@@ -495,116 +349,3 @@ def _dedupe(found: list[Candidate]) -> list[Candidate]:
     for c in out:
         c.score += SUPPORT_BONUS * min(SUPPORT_MAX, c.support - 1)
     return sorted(out, key=lambda c: (-c.score, c.rank))
-
-
-# ---- the pick ---------------------------------------------------------------------------------------------
-class FigurePick(BaseModel):
-    """The model's pick: ``choice`` is a candidate's number (1..n) or 0 for N/A."""
-    reason: str = ""
-    choice: int
-
-    @field_validator("choice", mode="before")
-    @classmethod
-    def _choice(cls, v: Any) -> int:
-        if isinstance(v, bool) or v is None:
-            return 0
-        if isinstance(v, (int, float)):
-            return int(v)
-        m = re.search(r"\d+", str(v))
-        return int(m.group(0)) if m else 0
-
-
-PICK_FILE = Path("figures") / "pick.txt"
-
-
-def _pick_parts(prompts_dir: Path) -> dict[str, str]:
-    path = prompts_dir / PICK_FILE
-    if not path.exists():
-        raise FileNotFoundError(f"prompt file {path} is missing")
-    sections: dict[str, list[str]] = {}
-    name = None
-    for line in path.read_text(encoding="utf-8").splitlines():
-        m = re.match(r"^--- (system|candidates|question|answer)\s*$", line)
-        if m:
-            name = m.group(1)
-            sections[name] = []
-        elif name:
-            sections[name].append(line)
-    missing = {"system", "candidates", "question", "answer"} - set(sections)
-    if missing:
-        raise ValueError(f"prompt file {path}: missing section(s) {', '.join(sorted(missing))}")
-    return {k: "\n".join(v).strip() for k, v in sections.items()}
-
-
-def pick_version(prompts_dir: Path) -> str:
-    return hashlib.sha256(repr(sorted(_pick_parts(prompts_dir).items())).encode()).hexdigest()[:12]
-
-
-def format_candidates(cands: list[Candidate]) -> str:
-    """One line per candidate: number, row label, period, unit, printed value (and its table)."""
-    out = []
-    for i, c in enumerate(cands, 1):
-        where = f" [table: {c.title}]" if c.title else ""
-        out.append(f"{i}. {c.label} | {c.period or 'period not stated'} | {c.unit or 'unit not stated'} | "
-                   f"{c.printed}{where}")
-    return "\n".join(out)
-
-
-def pick_messages(question: str, cands: list[Candidate], prompts_dir: Path) -> list[dict[str, str]]:
-    parts = _pick_parts(prompts_dir)
-
-    def user(cands_text: str, q: str) -> str:
-        return f"CANDIDATES:\n{cands_text}\n\nQUESTION: {q}"
-
-    return [{"role": "system", "content": parts["system"]},
-            {"role": "user", "content": user(parts["candidates"], parts["question"])},
-            {"role": "assistant", "content": parts["answer"]},
-            {"role": "user", "content": user(format_candidates(cands), question)}]
-
-
-def parse_pick(parsed: dict[str, Any] | None, n: int) -> int:
-    """The picked candidate's number (1..n), 0 for N/A, an unparsed answer or a number out of range."""
-    if not parsed:
-        return 0
-    try:
-        choice = FigurePick.model_validate(parsed).choice
-    except Exception:  # noqa: BLE001 - a malformed pick is N/A
-        return 0
-    return choice if 1 <= choice <= n else 0
-
-
-def answer_from_tables(llm: Any, cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
-                       counter: Any, company: str = "") -> dict[str, Any] | None:
-    """Pick among the table candidates of the top pages; None when there is none (read the pages)."""
-    from .fuse import prompts_dir, structured_call
-
-    top = pages[: cfg.answer.figure_pages or cfg.answer.max_pages]
-    cands = build_candidates(cfg, question, top, report_currency, company, context_pages=pages)
-    if not cands:
-        return None
-    pdir = prompts_dir(cfg)
-    messages = pick_messages(question, cands, pdir)
-    call: dict[str, Any] = {"kind": "figure_pick", "prompt_version": pick_version(pdir)}
-    t0 = time.perf_counter()
-    if cfg.answer.figure_pick == "code":  # the best-scoring candidate, no model call
-        call.update(raw="", parsed={"reason": "code pick", "choice": 1}, repaired=False, usage={}, model="code",
-                    error=None)
-    else:
-        call.update(structured_call(llm, messages, FigurePick))
-    call["seconds"] = round(time.perf_counter() - t0, 3)
-    choice = parse_pick(call.get("parsed"), len(cands))
-    info: dict[str, Any] = {"source": "tables", "candidates": [c.row() for c in cands], "choice": choice,
-                            "context_tokens": counter(messages[-1]["content"])}
-    if choice:
-        c = cands[choice - 1]
-        value: Any = c.value
-        cited = [p for p in top if p.sha1 == c.sha1 and p.page == c.page]
-        info.update(printed=c.printed, factor=c.factor, unit=c.unit, value_pages=[c.page], scale_source="table")
-    else:
-        value, cited = NA, []
-        info["na_reason"] = f"the model picked none of {len(cands)} table candidates"
-    call.update(pages=[{"sha1": p.sha1, "page": p.page, "rank": p.rank} for p in top], cited_labels=[],
-                dropped_labels=[], value=value, interpretation=info, part_pages=cited or top,
-                context_tokens=info["context_tokens"])
-    return {"value": value, "cited": cited, "calls": [call], "interpretation": info,
-            "answering_part": cited or None}

@@ -7,7 +7,7 @@ Contracts:
   from one report's ranked pages (long context split into parts by :func:`rag.answer.context.pack_parts`,
   part answers fused) -> {value, cited, calls, interpretation, answering_part}. With
   ``answer.table_candidates`` a number question is first answered by picking among table figures
-  (:func:`rag.answer.figures.answer_from_tables`); pages are read only when no table candidate exists (or,
+  (:func:`rag.answer.figure_pick.answer_from_tables`); pages are read only when no table candidate exists (or,
   with ``answer.figure_na_fallback``, when the model picked none).
 - ``prompts_dir(cfg)``: the prompt blocks' folder (``answer.prompts_dir``, relative to the project).
 """
@@ -63,7 +63,7 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
     """
     picked: list[dict[str, Any]] = []
     if kind == "number" and cfg.answer.table_candidates:  # pick among table figures (rag.answer.figures)
-        from .figures import answer_from_tables
+        from .figure_pick import answer_from_tables
 
         res = answer_from_tables(llm, cfg, question, pages, report_currency, counter, company)
         if res is not None and (is_answer(kind, res["value"]) or not cfg.answer.figure_na_fallback):

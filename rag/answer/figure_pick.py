@@ -1,0 +1,137 @@
+"""The pick among table candidates (stage 06, number questions; candidates from :mod:`rag.answer.figures`).
+
+Contracts:
+- ``pick_messages(question, cands, prompts_dir)`` / ``parse_pick(parsed, n) -> int`` (0 = N/A): the
+  short prompt (``prompts/figures/pick.txt``: system, one worked example, the candidate list) and its
+  parsed answer; a malformed pick or a number out of range is N/A.
+- ``answer_from_tables(llm, cfg, question, pages, report_currency, counter, company)`` -> the
+  ``rag.answer.fuse.answer_pages`` result shape, or None when there is no candidate (the caller falls
+  back to reading the pages). ``answer.figure_pick``: "model" asks, "code" takes the best-scoring
+  candidate without a call. The reference is the picked candidate's page.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, field_validator
+
+from ..core.config import RunConfig
+from .context import CtxPage
+from .figures import NA, Candidate, build_candidates
+
+
+# ---- the pick ---------------------------------------------------------------------------------------------
+class FigurePick(BaseModel):
+    """The model's pick: ``choice`` is a candidate's number (1..n) or 0 for N/A."""
+    reason: str = ""
+    choice: int
+
+    @field_validator("choice", mode="before")
+    @classmethod
+    def _choice(cls, v: Any) -> int:
+        if isinstance(v, bool) or v is None:
+            return 0
+        if isinstance(v, (int, float)):
+            return int(v)
+        m = re.search(r"\d+", str(v))
+        return int(m.group(0)) if m else 0
+
+
+PICK_FILE = Path("figures") / "pick.txt"
+
+
+def _pick_parts(prompts_dir: Path) -> dict[str, str]:
+    path = prompts_dir / PICK_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"prompt file {path} is missing")
+    sections: dict[str, list[str]] = {}
+    name = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"^--- (system|candidates|question|answer)\s*$", line)
+        if m:
+            name = m.group(1)
+            sections[name] = []
+        elif name:
+            sections[name].append(line)
+    missing = {"system", "candidates", "question", "answer"} - set(sections)
+    if missing:
+        raise ValueError(f"prompt file {path}: missing section(s) {', '.join(sorted(missing))}")
+    return {k: "\n".join(v).strip() for k, v in sections.items()}
+
+
+def pick_version(prompts_dir: Path) -> str:
+    return hashlib.sha256(repr(sorted(_pick_parts(prompts_dir).items())).encode()).hexdigest()[:12]
+
+
+def format_candidates(cands: list[Candidate]) -> str:
+    """One line per candidate: number, row label, period, unit, printed value (and its table)."""
+    out = []
+    for i, c in enumerate(cands, 1):
+        where = f" [table: {c.title}]" if c.title else ""
+        out.append(f"{i}. {c.label} | {c.period or 'period not stated'} | {c.unit or 'unit not stated'} | "
+                   f"{c.printed}{where}")
+    return "\n".join(out)
+
+
+def pick_messages(question: str, cands: list[Candidate], prompts_dir: Path) -> list[dict[str, str]]:
+    parts = _pick_parts(prompts_dir)
+
+    def user(cands_text: str, q: str) -> str:
+        return f"CANDIDATES:\n{cands_text}\n\nQUESTION: {q}"
+
+    return [{"role": "system", "content": parts["system"]},
+            {"role": "user", "content": user(parts["candidates"], parts["question"])},
+            {"role": "assistant", "content": parts["answer"]},
+            {"role": "user", "content": user(format_candidates(cands), question)}]
+
+
+def parse_pick(parsed: dict[str, Any] | None, n: int) -> int:
+    """The picked candidate's number (1..n), 0 for N/A, an unparsed answer or a number out of range."""
+    if not parsed:
+        return 0
+    try:
+        choice = FigurePick.model_validate(parsed).choice
+    except Exception:  # noqa: BLE001 - a malformed pick is N/A
+        return 0
+    return choice if 1 <= choice <= n else 0
+
+
+def answer_from_tables(llm: Any, cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
+                       counter: Any, company: str = "") -> dict[str, Any] | None:
+    """Pick among the table candidates of the top pages; None when there is none (read the pages)."""
+    from .fuse import prompts_dir, structured_call
+
+    top = pages[: cfg.answer.figure_pages or cfg.answer.max_pages]
+    cands = build_candidates(cfg, question, top, report_currency, company, context_pages=pages)
+    if not cands:
+        return None
+    pdir = prompts_dir(cfg)
+    messages = pick_messages(question, cands, pdir)
+    call: dict[str, Any] = {"kind": "figure_pick", "prompt_version": pick_version(pdir)}
+    t0 = time.perf_counter()
+    if cfg.answer.figure_pick == "code":  # the best-scoring candidate, no model call
+        call.update(raw="", parsed={"reason": "code pick", "choice": 1}, repaired=False, usage={}, model="code",
+                    error=None)
+    else:
+        call.update(structured_call(llm, messages, FigurePick))
+    call["seconds"] = round(time.perf_counter() - t0, 3)
+    choice = parse_pick(call.get("parsed"), len(cands))
+    info: dict[str, Any] = {"source": "tables", "candidates": [c.row() for c in cands], "choice": choice,
+                            "context_tokens": counter(messages[-1]["content"])}
+    if choice:
+        c = cands[choice - 1]
+        value: Any = c.value
+        cited = [p for p in top if p.sha1 == c.sha1 and p.page == c.page]
+        info.update(printed=c.printed, factor=c.factor, unit=c.unit, value_pages=[c.page], scale_source="table")
+    else:
+        value, cited = NA, []
+        info["na_reason"] = f"the model picked none of {len(cands)} table candidates"
+    call.update(pages=[{"sha1": p.sha1, "page": p.page, "rank": p.rank} for p in top], cited_labels=[],
+                dropped_labels=[], value=value, interpretation=info, part_pages=cited or top,
+                context_tokens=info["context_tokens"])
+    return {"value": value, "cited": cited, "calls": [call], "interpretation": info,
+            "answering_part": cited or None}

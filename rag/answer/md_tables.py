@@ -1,0 +1,152 @@
+"""Markdown tables of clean pages, and the periods their columns name (stage 06, number questions).
+
+Contracts:
+- ``parse_tables(markdown) -> list[MdTable]``: the Markdown grids of a clean page (``rag.clean``: a
+  ``Table: <title> — values in <scale> of <currency>`` line, then ``| a | b |`` rows) with their title
+  line; body rows that only hold periods ("2022", "FY2021") join the header.
+- ``column_year(text) -> int | None``: the one period year a column header names ("December 31,
+  2022", "FY22", "2021/22" -> 2022); None for none or several ("2022 vs 2021").
+- ``report_year(tables) -> int | None``: the report's period end year: the most common latest header
+  year over the tables (a debt-maturity table listing 2027 does not move it).
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+SCHEDULE_COLUMNS = 3  # ascending dated columns from this many on: a schedule (see _schedule)
+
+
+# ---- Markdown tables ------------------------------------------------------------------------------------
+@dataclass
+class MdTable:
+    title: str  # the clean stage's "Table: ..." line ("" when the grid has none)
+    header: list[list[str]]  # header rows (the grid's first row + period-only body rows)
+    rows: list[list[str]]  # body rows
+    order: int = 0  # position on its page
+
+
+_SEP = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+\s*$")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_YEAR = re.compile(r"(?<![\d.,])((?:19|20)\d\d)(?![\d.,]|\s?%)")
+_FISCAL = re.compile(r"(?<!\d)(?:19|20)\d\d\s?[/-]\s?(\d\d)(?!\d)")
+_FISCAL4 = re.compile(r"(?<!\d)((?:19|20)\d\d)\s?[/-]\s?((?:19|20)\d\d)(?!\d)")
+_FY = re.compile(r"(?i)\bFY\s?'?(\d\d)\b")
+_SIGNS = re.compile(r"^(?:US\$|A\$|C\$|NZ\$|HK\$|S\$|R\$|[$€£¥₹])\s*|\s*(?:US\$|[$€£¥])$")
+_LEADERS = re.compile(r"^(.*?[^\W\d_)].*?)\s*(?:\.\s?){3,}\s*(.*)$")
+_NIL = {"-", "–", "—", "−", "nil", "n/a", "—-", "--"}
+_AMOUNT = re.compile(r"^[(\-–—−+]?\s?\(?\d[\d,.\s'\u202f\u00a0]*\)?\s?%?\)?$")
+
+
+def _cells(line: str) -> list[str]:
+    s = line.strip()
+    s = s[1:] if s.startswith("|") else s
+    s = s[:-1] if s.endswith("|") and not s.endswith("\\|") else s
+    return [c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(s)]
+
+
+def parse_tables(markdown: str, lookback: int = 3) -> list[MdTable]:
+    """Markdown grids of a page with their ``Table:`` line (within ``lookback`` non-empty lines above)."""
+    lines = (markdown or "").splitlines()
+    out: list[MdTable] = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].lstrip().startswith("|"):
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and lines[j].lstrip().startswith("|"):
+            j += 1
+        grid = [ln for ln in lines[i:j]]
+        above = [ln.strip() for ln in lines[max(0, i - 2 * lookback): i] if ln.strip()][-lookback:]
+        title = next((ln for ln in reversed(above) if ln.startswith("Table:")), "")
+        sep = next((k for k, ln in enumerate(grid) if _SEP.match(ln.strip())), None)
+        head = [_cells(ln) for ln in grid[:sep]] if sep is not None else []
+        body = [_cells(ln) for ln in (grid[sep + 1:] if sep is not None else grid)]
+        # Period-only rows at the top of the body ("| | 2022 | 2021 |") belong to the header.
+        while body and _period_row(body[0]):
+            head.append(body.pop(0))
+        body = [_split_leaders(r) for r in body]
+        if head and head[0] and column_year(head[0][0]) is not None and any(_label(r) for r in body):
+            head = [["", *h] for h in head]  # "| 2022 | 2021 |" over "| Total assets | 51,057 | 56,107 |"
+        out.append(MdTable(title, head, body, len(out)))
+        i = j
+    return out
+
+
+def _period_row(cells: list[str]) -> bool:
+    """A row that names periods and holds no amount ("| | 2022 | 2021 | $/# | % |",
+    "| Year ended | 31 Dec 2022 | 31 Dec 2021 |")."""
+    vals = [c for c in cells[1:] if c]
+    if not vals or (cells[0] and _is_amount(cells[0])):
+        return False
+    years = [c for c in vals if column_year(c) is not None]
+    return bool(years) and not any(_is_amount(c) and not re.fullmatch(r"(?:19|20)\d\d", c.strip()) for c in vals)
+
+
+def column_year(text: str) -> int | None:
+    """The period year a column header names; None when it names none or several."""
+    t = _FISCAL4.sub(lambda m: m.group(2), text or "")  # "2021/2022" -> 2022
+    t = _FISCAL.sub(lambda m: _fiscal_end(m.group(0)[:4], m.group(1)), t)  # "2021/22" -> 2022
+    years = {int(y) for y in _YEAR.findall(t)}
+    if not years:
+        years = {2000 + int(m) for m in _FY.findall(t)}
+    return years.pop() if len(years) == 1 else None
+
+
+def _fiscal_end(start: str, end2: str) -> str:
+    end = int(start) // 100 * 100 + int(end2)
+    return str(end + 100 if end < int(start) else end)
+
+
+def _is_amount(cell: str) -> bool:
+    s = _SIGNS.sub("", cell.strip()).strip()
+    return bool(s) and any(c.isdigit() for c in s) and bool(_AMOUNT.match(s))
+
+
+def _is_nil(cell: str) -> bool:
+    return _SIGNS.sub("", cell.strip()).strip().lower() in _NIL
+
+
+# ---- periods ----------------------------------------------------------------------------------------------
+def _columns(t: MdTable) -> list[str]:
+    """Header text per column (header rows joined)."""
+    width = max((len(r) for r in t.header + t.rows), default=0)
+    return [" ".join(r[c] for r in t.header if c < len(r) and r[c]).strip() for c in range(width)]
+
+
+def _table_years(t: MdTable) -> list[tuple[int, int]]:
+    """(column index, year) of the columns naming one period, skipping the label column."""
+    return [(c, y) for c, h in enumerate(_columns(t)) if c > 0 and (y := column_year(h)) is not None
+            and "%" not in h and "change" not in h.lower()]
+
+
+def _schedule(years: list[int]) -> bool:
+    """Dated columns in ascending order, SCHEDULE_COLUMNS or more: a maturity schedule or a multi-year
+    summary, whose last year need not be the report's."""
+    return len(years) >= SCHEDULE_COLUMNS and years == sorted(years)
+
+
+def report_year(tables: list[MdTable]) -> int | None:
+    """Most common latest header year over ``tables`` (ties: the later year); schedules
+    (:func:`_schedule`) vote only when no other table does. None without dated tables."""
+    dated = [[y for _, y in ys] for t in tables if (ys := _table_years(t))]
+    voters = [ys for ys in dated if not _schedule(ys)] or dated
+    latest = Counter(max(ys) for ys in voters)
+    return max(latest, key=lambda y: (latest[y], y)) if latest else None
+
+
+def _label(row: list[str]) -> str:
+    return row[0] if row and row[0] and not _is_amount(row[0]) else ""
+
+
+def _split_leaders(row: list[str]) -> list[str]:
+    """A label cell that runs into its value over dot leaders ("Total assets . . . . $51,057,683")
+    -> label cell + value cell; a label whose first cell is empty (a shifted grid) moves left."""
+    if len(row) > 1 and not row[0] and row[1] and not _is_amount(row[1]):
+        row = row[1:]
+    if row and (m := _LEADERS.match(row[0])):
+        rest = _SIGNS.sub("", m.group(2).strip()).strip()  # "Operating activities .....$"
+        return [m.group(1).strip(), *([rest] if rest else []), *row[1:]]
+    return row
