@@ -129,6 +129,34 @@ def print_outcome(cfg: RunConfig) -> None:
         print("Score: " + ", ".join(f"{k}={tot[k]}" for k in keys))
 
 
+def run_failures(run_dir: Path, stages: Sequence[str] | None = None) -> dict[str, dict[str, str]]:
+    """``{stage: {item: reason}}`` of failed and blocked items, from the stages' manifests (a stage that
+    has not run has none)."""
+    from .core.artifacts import STAGES
+
+    out = {}
+    for st in stages or STAGES:
+        path = run_dir / st / "manifest.json"
+        if path.exists():
+            fails = json.loads(path.read_text()).get("failures") or {}
+            if fails:
+                out[st] = dict(fails)
+    return out
+
+
+def print_failures(failures: dict[str, dict[str, str]], shown: int = 5) -> None:
+    """The warning summary at the end of a run: per stage, how many items failed or were blocked and why."""
+    if not failures:
+        return
+    print("\nwarning: some items did not finish (their questions are answered N/A with the reason):", file=sys.stderr)
+    for st, items in failures.items():
+        print(f"  {st}: {len(items)} item(s)", file=sys.stderr)
+        for item, reason in list(items.items())[:shown]:
+            print(f"    {item}: {reason.splitlines()[0] if reason else '?'}", file=sys.stderr)
+        if len(items) > shown:
+            print(f"    ... and {len(items) - shown} more (see {st}/manifest.json)", file=sys.stderr)
+
+
 # Errors a user fixes (a model that cannot run, a bad config or dataset): printed as one line plus the
 # resume hint, not as a traceback; --debug re-raises them.
 USER_ERRORS = ("ModelUnavailable", "ConfigError", "DatasetError", "LexiconError")
@@ -173,6 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--stages", default=None, help="comma-separated notebook/stage names (default all)")
     ap.add_argument("--direct", action="store_true", help="call stage functions instead of notebooks")
     ap.add_argument("--debug", action="store_true", help="show the full traceback of a user error")
+    ap.add_argument("--strict", action="store_true",
+                    help="exit 1 when any item failed (default: exit 0 with a warning summary)")
     a = ap.parse_args(argv)
     known = NOTEBOOKS[:-1] if a.direct else NOTEBOOKS  # 08_label is a notebook only
     stages = a.stages.split(",") if a.stages else list(known)
@@ -197,7 +227,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report_user_error(e, stage, run_dir, argv)
     print(f"\nAll done in {time.perf_counter() - t0:.0f}s.")
     print_outcome(cfg)
-    return 0
+    failures = run_failures(cfg.run_dir)  # every stage of the run, also those this invocation skipped
+    print_failures(failures)
+    return 1 if (failures and a.strict) else 0
 
 
 if __name__ == "__main__":

@@ -97,12 +97,12 @@ def test_shifted_columns_currency_and_question_problems(tmp_path):
     (root / "pdfs" / f"{sha2}.pdf").write_bytes(data2)
     with open(root / "subset.csv", "a") as f:
         f.write(f"{sha},Northwind Logistics, Inc.,USD,Tech\n")  # row 4: unquoted comma
-        f.write(f"{sha2},Aurelia AG,Euro,Pharma\n")  # row 5: not a currency code
+        f.write(f"{sha2},Aurelia AG,EUO,Pharma\n")  # row 5: three letters, but no ISO code
     with pytest.raises(DatasetError) as e:
         load_dataset(root)
     msg = str(e.value)
     assert "subset.csv:4: 5 fields, the header has 4" in msg
-    assert "subset.csv:5: currency 'Euro' is not a three-letter code" in msg
+    assert "subset.csv:5: currency 'EUO' is not an ISO 4217 code" in msg
     assert "questions.json[0]: 'text' must be a string (got int)" in msg
     assert "questions.json[2]: duplicate of question [1]" in msg
 

@@ -31,3 +31,23 @@ def test_unknown_stage_name_is_refused_before_anything_runs(tmp_path, capsys):
     assert ei.value.code == 2
     assert "unknown stage(s) 05_retreive" in capsys.readouterr().err
     assert not (tmp_path / "outputs").exists()
+
+
+def test_one_corrupt_pdf_is_summarised_at_the_end_and_strict_exits_1(tmp_path, capsys):
+    """A real run (01..03, direct) over a good report and a truncated one: the run finishes the good one,
+    ends with a warning that names the broken file's item and the parser's error, exit 0; --strict exit 1."""
+    from rag.pipeline import main
+    from test_parse import _dataset, make_report_pdf
+
+    good = make_report_pdf(tmp_path / "good.pdf").read_bytes()
+    root = _dataset(tmp_path / "data", {"Good Corp": good, "Broken Corp": good[: len(good) // 3]})
+    args = ["--preset", "test", "--data", str(root), "--run", "r", "--direct", "--stages", "01_parse,02_clean,03_chunk",
+            "--set", f"outputs_dir={tmp_path / 'out'}", "--set", f"cache_dir={tmp_path / 'cache'}"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "warning: some items did not finish" in err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert any(ln.strip().startswith("01_parse: 1 item(s)") for ln in lines)
+    assert any(ln.strip().startswith("03_chunk: 1 item(s)") for ln in lines)
+    assert "failed in 01_parse" in err
+    assert main(args + ["--strict"]) == 1  # the second run skips what is current and still reports the failure

@@ -23,7 +23,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import re
 from pathlib import Path
 from typing import Literal
 
@@ -32,8 +31,15 @@ from pydantic import BaseModel, ConfigDict
 KINDS = ("number", "name", "names", "boolean", "comparative")
 Kind = Literal["number", "name", "names", "boolean", "comparative"]
 SUBSET_COLUMNS = ("sha1", "company_name", "cur")
-# A currency code: three letters (ISO 4217 style, "USD"); anything else in ``cur`` is a shifted column or a typo.
-_CURRENCY = re.compile(r"[A-Z]{3}")
+# Active ISO 4217 currency codes: anything else in ``cur`` is a shifted column ("Inc.") or a typo ("Euro").
+ISO_CURRENCIES = frozenset("""
+AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN BWP BYN BZD CAD CDF
+CHF CLP CNY COP CRC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GNF GTQ GYD HKD
+HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS KHR KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD LSL LYD
+MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN
+PYG QAR RON RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TND TOP TRY
+TTD TWD TZS UAH UGX USD UYU UZS VES VND VUV WST XAF XCD XOF XPF YER ZAR ZMW ZWL
+""".split())
 
 
 class DatasetError(ValueError):
@@ -163,8 +169,8 @@ def _load_subset(root: Path, problems: list[str], check_hashes: bool) -> list[Re
             if not (row.get("company_name") or "").strip():
                 problems.append(f"{where}: empty company_name for {sha1}")
             cur = (row.get("cur") or "").strip()
-            if cur and not _CURRENCY.fullmatch(cur.upper()):
-                problems.append(f"{where}: currency {cur!r} is not a three-letter code such as USD")
+            if cur and cur.upper() not in ISO_CURRENCIES:
+                problems.append(f"{where}: currency {cur!r} is not an ISO 4217 code such as USD, EUR, GBP")
                 continue
             pdf = next((d / f"{sha1}.pdf" for d in pdf_dirs if (d / f"{sha1}.pdf").exists()), None)
             if pdf is None:
