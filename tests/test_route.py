@@ -85,3 +85,15 @@ def test_casefold_and_invisible_characters():
     assert route("Did North\u200bwind Logistics pay a dividend?", REPORTS) == ["n"]  # zero-width space
     assert route("Did Aurelia\u00ad Pharma announce a buyback?", REPORTS) == ["a"]  # soft hyphen
     assert route("\ufeffWas Vopak N.V. profitable?", REPORTS) == ["v"]  # BOM
+
+
+def test_routing_status_unrouted_and_ambiguous():
+    from rag.retrieve.route import routing_status
+
+    assert routing_status("What was the revenue of Northwind Logistics?", "number", REPORTS) == "ok"
+    assert routing_status("What was the revenue of Contoso?", "number", REPORTS) == "unrouted"
+    assert routing_status("Did Vopak or Aurelia Pharma pay a dividend?", "boolean", REPORTS) == "ambiguous"
+    twins = {"a1": "Aurelia Pharma AG", "a2": "Aurelia Pharma AG"}  # two years of one company
+    assert routing_status("Did Aurelia Pharma pay a dividend?", "boolean", twins) == "ambiguous"
+    q = 'Which of the companies had the highest revenue: "Vopak N.V.", "Aurelia Pharma AG"?'
+    assert routing_status(q, "comparative", REPORTS) == "ok"

@@ -47,7 +47,7 @@ from ..models.base import Usage
 from .query import lexicon_hash
 # CandidatePage, RetrievalRecord: the 05 records (rag.core.records); re-exported, tests import them from here.
 from ..core.records import SCORE_KEYS, CandidatePage, RetrievalRecord, RoutedReport  # noqa: F401
-from .route import route, split_comparative
+from .route import route, routing_status, split_comparative
 # Chunk search, fusion, page lifting and their caches (re-exported: rag.retrieve.retrieve_pages…).
 from .search import clear_caches, lift_to_pages, page_texts, retrieve_pages, rrf, search_chunks  # noqa: F401
 
@@ -100,6 +100,7 @@ def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> Ret
     companies = {r.sha1: r.company for r in ds.reports}
     return RetrievalRecord(qid=q.qid, question=q.text, kind=q.kind,
                            routed=[RoutedReport(sha1=s, company=companies[s]) for s in subs],
+                           routing=routing_status(q.text, q.kind, ds.reports),
                            sub_questions=subs if q.kind == "comparative" else {}, candidates=candidates,
                            search=searches, usage=sum(usages, Usage()).as_dict(),
                            seconds=round(time.perf_counter() - t0, 3))
@@ -152,7 +153,9 @@ def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataF
     n = outcome_counts(outcomes)
     stage.finish(counts={"questions": len(ds.questions), "done": n["ran"], "skipped": n["current"],
                          "failed": n["failed"], "blocked": n["blocked"],
-                         "unrouted": sum(1 for it in items if not it.payload[1])},
+                         "unrouted": sum(1 for it in items if not it.payload[1]),
+                         "ambiguous": sum(1 for it in items
+                                          if routing_status(it.payload[0].text, it.payload[0].kind, ds.reports) == "ambiguous")},
                  item_ids=[i.id for i in items], extra={"code_version": CODE_VERSION, "failures": failures(outcomes)})
     return pd.DataFrame(rows)
 

@@ -5,6 +5,8 @@ Contract:
   the order the names appear in the question. ``reports`` is a sequence of objects with ``.sha1`` and
   ``.company`` (``rag.core.dataset.Report``) or a mapping ``{sha1: company}``. No known company -> ``[]``
   (the caller answers N/A), never an exception.
+- ``routing_status(question_text, kind, reports) -> "ok" | "unrouted" | "ambiguous"``, recorded in every
+  05 record (``RetrievalRecord.routing``) and counted in 05's manifest.
 - ``split_comparative(question_text, kind, reports) -> {sha1: sub_question}``: for a comparative
   question one rule-based sub-question per routed company ("What was the <metric> of <company> <tail>?");
   for any other kind every routed report maps to the question itself.
@@ -119,6 +121,21 @@ def route(question_text: str, reports) -> list[str]:
         if sha1 not in seen:
             seen.append(sha1)
     return seen
+
+
+def routing_status(question_text: str, kind: str, reports) -> str:
+    """How the question was routed: "unrouted" (no known company named), "ambiguous" (a non-comparative
+    question names several reports, or one name matches several reports, e.g. two years of one company:
+    all of them are searched), else "ok". Recorded with every retrieval so a silent N/A has its reason."""
+    spans = _spans(question_text, reports)
+    if not spans:
+        return "unrouted"
+    per_span: dict[tuple[int, int], int] = {}
+    for s, e, _ in spans:
+        per_span[(s, e)] = per_span.get((s, e), 0) + 1
+    if any(n > 1 for n in per_span.values()) or (kind != "comparative" and len(per_span) > 1):
+        return "ambiguous"
+    return "ok"
 
 
 # ---- comparative questions -------------------------------------------------------------------
