@@ -101,6 +101,7 @@ def _stable(manifest: dict) -> dict:
     return {"counts": manifest["counts"], "usage": usage, "items": items}
 
 
+@pytest.mark.reliability
 def test_kill_9_and_resume_counts_equal_an_uninterrupted_run(tmp_path):
     out = tmp_path / "out"
     script = tmp_path / "loop.py"
@@ -121,6 +122,7 @@ def test_kill_9_and_resume_counts_equal_an_uninterrupted_run(tmp_path):
 
 
 # ---- a report that fails in 01 is carried as failed to the end --------------------------------------
+@pytest.mark.reliability
 def test_a_failed_report_is_carried_through_every_stage_and_its_questions_are_na(tmp_path, make_cfg, monkeypatch):
     import rag.index as rix
     from rag.answer import run_answer
@@ -164,6 +166,7 @@ def test_a_failed_report_is_carried_through_every_stage_and_its_questions_are_na
     assert len(sub["answers"]) == 2
 
 
+@pytest.mark.reliability
 def test_a_failed_reparse_removes_the_old_output_so_nothing_downstream_reuses_it(tmp_path, make_cfg):
     from rag.clean import run_clean
     from rag.core.dataset import load_dataset
@@ -219,6 +222,7 @@ def test_an_executor_plugged_in_runs_every_stage_item_and_the_driver_writes(tmp_
     assert (cfg.run_dir / "03_chunk" / f"{rep.sha1}.s80.jsonl").exists()
 
 
+@pytest.mark.reliability
 def test_a_missing_model_stops_the_stage_instead_of_failing_every_item(make_cfg):
     from rag.core.loop import Item, run_items
     from rag.core.stage import Stage
@@ -282,6 +286,7 @@ _ORPHAN_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.reliability
 def test_process_workers_exit_when_the_pipeline_is_killed(tmp_path):
     """kill -9 of the parent during a process-pool stage: its spawned workers exit on their own."""
     import signal
@@ -322,6 +327,7 @@ _REPRO_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.reliability
 def test_stages_01_to_04_are_byte_reproducible(tmp_path, demo_dir):
     """Two runs of 01..04 on the same corpus under different hash seeds write identical artifacts (item
     records and manifests hold the timings and are left out)."""

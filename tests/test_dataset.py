@@ -41,6 +41,7 @@ def test_ref_conversion():
         parse_ref("deadbeef")
 
 
+@pytest.mark.reliability
 def test_every_problem_is_named(tmp_path):
     root = _make(tmp_path, questions=[{"text": "q", "kind": "essay"}])
     first = (root / "subset.csv").read_text().splitlines()[1]
@@ -69,6 +70,7 @@ def test_missing_column(tmp_path):
         load_dataset(root)
 
 
+@pytest.mark.reliability
 def test_missing_files_and_bad_json(tmp_path):
     root = _make(tmp_path)
     (root / "questions.json").write_text("[{")
@@ -85,6 +87,7 @@ def test_erc2_dev_loads():
     assert len(ds.reports) == 13 and len(ds.questions) == 22 and len(ds.gold) == 22
 
 
+@pytest.mark.reliability
 def test_shifted_columns_currency_and_question_problems(tmp_path):
     root = _make(tmp_path, questions=[{"text": 7, "kind": "number"},
                                       {"text": "Did Company 0 Inc. pay a dividend?", "kind": "boolean"},
@@ -107,6 +110,7 @@ def test_shifted_columns_currency_and_question_problems(tmp_path):
     assert "questions.json[2]: duplicate of question [1]" in msg
 
 
+@pytest.mark.reliability
 def test_no_questions_and_unlisted_pdfs(tmp_path):
     empty = load_dataset(_make(tmp_path, questions=[]))
     assert empty.questions == () and "no questions" in empty.warnings[-1]

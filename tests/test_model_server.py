@@ -47,6 +47,7 @@ def _cfg(make_cfg, **over):
     return make_cfg(overrides={"llm.cache": False, "llm.retry_base_s": 0.05, **over})
 
 
+@pytest.mark.reliability
 def test_server_segfaulting_on_first_request_fails_fast_naming_the_signal(standin, make_cfg):
     standin("segv", 0)
     llm = get_llm(_cfg(make_cfg))
@@ -61,6 +62,7 @@ def test_server_segfaulting_on_first_request_fails_fast_naming_the_signal(standi
     assert llm.http_requests == 2  # one request per server process, no retries against a dead port
 
 
+@pytest.mark.reliability
 def test_server_dying_between_calls_is_restarted_once_then_final(standin, make_cfg):
     standin("ok")
     llm = get_llm(_cfg(make_cfg))
@@ -77,6 +79,7 @@ def test_server_dying_between_calls_is_restarted_once_then_final(standin, make_c
     assert time.monotonic() - t0 < 5
 
 
+@pytest.mark.reliability
 def test_server_that_never_becomes_ready_times_out_with_a_clear_message(standin, make_cfg):
     standin("never-ready")
     llm = get_llm(_cfg(make_cfg, **{"llm.server_start_timeout_s": 2}))
@@ -89,6 +92,7 @@ def test_server_that_never_becomes_ready_times_out_with_a_clear_message(standin,
     assert not log.exists()  # its log was removed (other tests' live servers keep theirs)
 
 
+@pytest.mark.reliability
 def test_server_exiting_at_start_quotes_its_log(standin, make_cfg):
     standin("exit-at-start")
     llm = get_llm(_cfg(make_cfg))
@@ -97,6 +101,7 @@ def test_server_exiting_at_start_quotes_its_log(standin, make_cfg):
     assert "exited with code 3 during start" in str(ei.value) and "bad magic" in str(ei.value)
 
 
+@pytest.mark.reliability
 def test_describe_exit_and_stale_logs(tmp_path):
     assert ls.describe_exit(-11) == "killed by SIGSEGV (signal 11)"
     assert ls.describe_exit(1) == "exited with code 1"
@@ -112,6 +117,7 @@ def _digest(folder: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.glob("q*.json"))}
 
 
+@pytest.mark.reliability
 @pytest.mark.slow
 def test_stage05_server_death_is_one_line_and_resume_keeps_finished_records(standin, demo_dir, tmp_path, capsys):
     from rag.pipeline import main

@@ -105,6 +105,7 @@ def _load(cfg, sha1) -> ParsedReport:
     return ParsedReport.model_validate(read_json(cfg.run_dir / "01_parse" / f"{sha1}.json"))
 
 
+@pytest.mark.reliability
 def test_native_parse_pages_tables_encryption_and_failure(tmp_path, make_cfg, pdf_bytes):
     ds = load_dataset(_dataset(tmp_path / "data", pdf_bytes))
     # Two workers: the process pool path, one report each at a time.
@@ -294,6 +295,7 @@ def test_every_demo_table_cell_is_recovered(demo_dir, make_cfg):
     assert all(want in got for want, got in headers.values()), headers
 
 
+@pytest.mark.reliability
 def test_timeout_is_reported_as_failure(tmp_path, make_cfg, pdf_bytes):
     ds = load_dataset(_dataset(tmp_path / "data", {"Good Corp": pdf_bytes["Good Corp"]}))
     cfg = make_cfg(ds.root, overrides={"parse.timeout_s": 1e-6})

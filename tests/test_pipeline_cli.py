@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.mark.reliability
 def test_user_errors_from_papermill_are_one_line_with_resume_hint(tmp_path, capsys):
     """A ModelUnavailable raised inside a notebook reaches the CLI as papermill's exception (name + value):
     it is reported like a direct one, with the full message kept in outputs/<run>/error.log."""
@@ -23,6 +24,7 @@ def test_user_errors_from_papermill_are_one_line_with_resume_hint(tmp_path, caps
     assert "Server log tail:\nline" in (tmp_path / "error.log").read_text()
 
 
+@pytest.mark.reliability
 def test_unknown_stage_name_is_refused_before_anything_runs(tmp_path, capsys):
     from rag.pipeline import main
 
@@ -33,6 +35,7 @@ def test_unknown_stage_name_is_refused_before_anything_runs(tmp_path, capsys):
     assert not (tmp_path / "outputs").exists()
 
 
+@pytest.mark.reliability
 def test_one_corrupt_pdf_is_summarised_at_the_end_and_strict_exits_1(tmp_path, capsys):
     """A real run (01..03, direct) over a good report and a truncated one: the run finishes the good one,
     ends with a warning that names the broken file's item and the parser's error, exit 0; --strict exit 1."""

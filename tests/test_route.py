@@ -1,6 +1,8 @@
 """Routing questions to reports by company name, and comparative sub-questions."""
 from __future__ import annotations
 
+import pytest
+
 from rag.retrieve.route import name_variants, normalize_tokens, route, split_comparative, sub_question
 
 REPORTS = {
@@ -79,6 +81,7 @@ def test_sub_question_fallback_keeps_question():
     assert sub_question(q2, "B Inc").startswith("What was the Operating margin (%) of B Inc in the fiscal year 2023?")
 
 
+@pytest.mark.reliability
 def test_casefold_and_invisible_characters():
     reports = {**REPORTS, "g": "Großhandel Straße AG"}
     assert route("What was the revenue of GROSSHANDEL STRASSE AG?", reports) == ["g"]
@@ -87,6 +90,7 @@ def test_casefold_and_invisible_characters():
     assert route("\ufeffWas Vopak N.V. profitable?", REPORTS) == ["v"]  # BOM
 
 
+@pytest.mark.reliability
 def test_routing_status_unrouted_and_ambiguous():
     from rag.retrieve.route import routing_status
 
