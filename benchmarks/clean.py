@@ -5,7 +5,8 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/clean.py --data ../shared/erc2-dev [--parse-dir outputs/<run>/01_parse]
                                          [--ocr-pages 4] [--scales 2.0,1.5] [--run-clean --run NAME]
 
-1. Garbled scan: for every page, the garbled ratio = max(parse metric, ``rag.clean.garbled_ratio`` of its
+1. Garbled scan: for every page, the letter similarity to English (``rag.clean.letter_similarity``: pages
+   below ``clean.shifted_threshold`` are "shifted", a text layer decoding to substituted letters) and the garbled ratio = max(parse metric, ``rag.clean.garbled_ratio`` of its
    raw text) when ``01_parse`` outputs are given (``--parse-dir``), else ``garbled_ratio`` of the pypdfium2
    text layer. Prints the pages over ``clean.garbled_threshold`` per report, the text-less pages
    (``chars <= clean.textless_max_chars``) and which of those have a non-blank image (ink share).
@@ -30,15 +31,17 @@ from rag.core.config import load_config  # noqa: E402
 from rag.core.dataset import load_dataset  # noqa: E402
 
 
-def page_ratios(ds, parse_dir: Path | None, cfg) -> dict[str, list[tuple[int, int, float]]]:
-    """sha1 -> [(page, chars, garbled ratio)] from 01_parse outputs or the pypdfium2 text layer."""
-    out: dict[str, list[tuple[int, int, float]]] = {}
+def page_ratios(ds, parse_dir: Path | None, cfg) -> dict[str, list[tuple[int, int, float, float | None]]]:
+    """sha1 -> [(page, chars, garbled ratio, letter similarity to English or None)] from 01_parse outputs
+    or the pypdfium2 text layer."""
+    out: dict[str, list[tuple[int, int, float, float | None]]] = {}
+    sim = lambda text: clean.letter_similarity(text, cfg.clean.shifted_min_letters)  # noqa: E731
     for r in ds.reports:
         src = parse_dir / f"{r.sha1}.json" if parse_dir else None
         if src is not None and src.exists():
             parsed = clean.load_parsed(src)
-            out[r.sha1] = [(p.page, p.metrics.chars, max(p.metrics.garbled_ratio, clean.garbled_ratio(clean.raw_page_text(p))))
-                           for p in parsed.pages]
+            out[r.sha1] = [(p.page, p.metrics.chars, max(p.metrics.garbled_ratio, clean.garbled_ratio(clean.raw_page_text(p))),
+                            sim(clean.raw_page_text(p))) for p in parsed.pages]
             continue
         import pypdfium2 as pdfium
 
@@ -46,7 +49,7 @@ def page_ratios(ds, parse_dir: Path | None, cfg) -> dict[str, list[tuple[int, in
         rows = []
         for i in range(len(doc)):
             text = doc[i].get_textpage().get_text_range()
-            rows.append((i + 1, sum(1 for c in text if not c.isspace()), clean.garbled_ratio(text)))
+            rows.append((i + 1, sum(1 for c in text if not c.isspace()), clean.garbled_ratio(text), sim(text)))
         doc.close()
         out[r.sha1] = rows
     return out
@@ -69,26 +72,32 @@ def main(argv=None) -> int:
     ratios = page_ratios(ds, Path(a.parse_dir) if a.parse_dir else None, cfg)
     print(f"source: {'01_parse ' + a.parse_dir if a.parse_dir else 'pypdfium2 text layer'}; "
           f"scan {time.perf_counter() - t0:.1f}s; threshold {c.garbled_threshold}")
-    total = garbled_total = 0
+    total = garbled_total = shifted_total = 0
     candidates: list[tuple[str, int]] = []
     pdfs = {r.sha1: r.pdf for r in ds.reports}
     for r in ds.reports:
         rows = ratios[r.sha1]
         total += len(rows)
-        garbled = [p for p, _, g in rows if g > c.garbled_threshold]
+        garbled = [p for p, _, g, _ in rows if g > c.garbled_threshold]
         garbled_total += len(garbled)
-        textless = [p for p, ch, _ in rows if ch <= c.textless_max_chars and p not in garbled]
+        shifted = [p for p, _, _, s in rows if p not in garbled and s is not None and s < c.shifted_threshold]
+        shifted_total += len(shifted)
+        sims = sorted(s for *_, s in rows if s is not None)
+        textless = [p for p, ch, _, _ in rows if ch <= c.textless_max_chars and p not in garbled and p not in shifted]
         inked = []
         for p in textless:
             ink = ocr.ink_share(ocr.render_page(pdfs[r.sha1], p, 0.5))
             if ink >= c.blank_ink_share:
                 inked.append(p)
             print(f"    {r.sha1[:8]} p{p}: text-less, ink share {ink:.4f} -> {'OCR' if ink >= c.blank_ink_share else 'blank'}")
-        worst = max((g for _, _, g in rows), default=0.0)
+        worst = max((g for _, _, g, _ in rows), default=0.0)
         print(f"{r.sha1[:8]} {r.company[:38]:38s} pages {len(rows):4d} garbled {len(garbled):3d} {garbled[:8]} "
-              f"max ratio {worst:.4f} text-less {len(textless)} (non-blank {len(inked)})")
-        candidates += [(r.sha1, p) for p in garbled + inked]
-    print(f"TOTAL pages {total}, garbled > {c.garbled_threshold}: {garbled_total}, OCR candidates: {len(candidates)}")
+              f"max ratio {worst:.4f} shifted {len(shifted):3d} (letter similarity min "
+              f"{sims[0] if sims else float('nan'):.3f} median {sims[len(sims) // 2] if sims else float('nan'):.3f}) "
+              f"text-less {len(textless)} (non-blank {len(inked)})")
+        candidates += [(r.sha1, p) for p in garbled + shifted + inked]
+    print(f"TOTAL pages {total}, garbled > {c.garbled_threshold}: {garbled_total}, shifted (letter similarity < "
+          f"{c.shifted_threshold}): {shifted_total}, OCR candidates: {len(candidates)}")
 
     if a.ocr_pages and candidates:
         t = time.perf_counter()
