@@ -255,14 +255,16 @@ def page_texts(pdf: Path, pages: list[int] | None = None) -> list[tuple[int, str
             for n in pages or range(1, len(doc) + 1)]
 
 
-def write_subset(src: Path, out: Path, kinds: list[str]) -> int:
-    """A dataset folder ``out`` with the questions of ``src`` of the given kinds (and their gold), the
+def write_subset(src: Path, out: Path, kinds: list[str], qids: list[str] | None = None) -> int:
+    """A dataset folder ``out`` with the questions of ``src`` of the given kinds (and, with ``qids``, only
+    those ids of ``src``: q000, q001...) with their gold, the
     same reports (``subset.csv`` copied) and the same PDFs (``pdf_dirs.txt`` with absolute folders), so an
     expensive experiment can run on one answer kind. Returns the number of questions kept."""
     import shutil
 
     ds = load_dataset(src, check_hashes=False)
-    qs = [{"text": q.text, "kind": q.kind} for q in ds.questions if q.kind in kinds]
+    qs = [{"text": q.text, "kind": q.kind} for q in ds.questions
+          if q.kind in kinds and (qids is None or q.qid in qids)]
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(src / "subset.csv", out / "subset.csv")
     dirs = sorted({str(r.pdf.parent.resolve()) for r in ds.reports})
@@ -284,8 +286,9 @@ def main(argv: list[str] | None = None) -> None:
     if cmd == "subset":  # python -m rag.valgen subset --data data/erc2-val --kinds number --out outputs/datasets/x
         ap.add_argument("--data", type=Path, required=True), ap.add_argument("--out", type=Path, required=True)
         ap.add_argument("--kinds", required=True, help="comma-separated answer kinds to keep")
+        ap.add_argument("--qids", default=None, help="comma-separated question ids of --data to keep (q003,q017)")
         a = ap.parse_args(argv[1:])
-        n = write_subset(a.data, a.out, a.kinds.split(","))
+        n = write_subset(a.data, a.out, a.kinds.split(","), a.qids.split(",") if a.qids else None)
         return print(f"{a.out}: {n} questions of kind {a.kinds} from {a.data}")
     if not cmd:
         ap.add_argument("--out", type=Path, required=True), ap.add_argument("--seed", type=int, required=True)

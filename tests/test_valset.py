@@ -280,3 +280,5 @@ def test_subset_by_kind_keeps_reports_pdfs_and_gold(tmp_path, capsys):
     ds = load_dataset(tmp_path / "sub")
     assert [q.kind for q in ds.questions] == ["number"] and list(ds.gold) == [qs[0]["text"]]
     assert ds.reports[0].pdf.resolve() == (tmp_path / "store" / f"{a}.pdf").resolve()
+    main(["subset", "--data", str(root), "--kinds", "number,boolean", "--qids", "q001", "--out", str(tmp_path / "s2")])
+    assert [q.kind for q in load_dataset(tmp_path / "s2").questions] == ["boolean"]
