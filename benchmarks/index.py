@@ -83,6 +83,33 @@ def dir_bytes(d: Path) -> int:
     return sum(p.stat().st_size for p in d.rglob("*") if p.is_file())
 
 
+def embedder_overflow(cfg, ds) -> dict[str, float] | None:
+    """How much chunk text never reaches the dense index: chunks are sized in cl100k tokens, the local
+    embedder reads at most ``embed.max_input_tokens`` of its own wordpieces and truncates the rest.
+    Returns chunks, share of chunks over the limit, share of all wordpieces cut, p50/p90/max wordpieces
+    (None for a non-local embedder)."""
+    import numpy as np
+
+    from rag.chunk import load_chunks
+
+    if cfg.embed.backend != "local":
+        return None
+    from transformers import AutoTokenizer
+
+    from rag.models.weights import embedding_model_path
+
+    tok = AutoTokenizer.from_pretrained(str(embedding_model_path(cfg.embed.model)))
+    tok.model_max_length = 10 ** 9  # count, do not warn: truncation is what is being measured
+    lens = np.array([len(tok(c.text)["input_ids"]) for r in ds.reports
+                     for c in load_chunks(cfg, r.sha1, cfg.retrieve.chunk_size)])
+    if not len(lens):
+        return None
+    limit = cfg.embed.max_input_tokens
+    return {"chunks": int(len(lens)), "over_limit": float((lens > limit).mean()),
+            "cut_share": float(np.clip(lens - limit, 0, None).sum() / lens.sum()),
+            "p50": float(np.percentile(lens, 50)), "p90": float(np.percentile(lens, 90)), "max": int(lens.max())}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", required=True)
@@ -109,6 +136,12 @@ def main(argv=None) -> int:
           f"{idx_s:.1f} of which embedding {embed_s:.1f} ({n_chunks / embed_s if embed_s else 0:.1f} chunks/s)")
     print(f"index size on disk: {dir_bytes(cfg.run_dir / '04_index') / 1e6:.1f} MB "
           f"(by size: {index_m.get('bytes_by_size')})")
+    over = embedder_overflow(cfg, ds)
+    if over:
+        print(f"embedder input: {over['chunks']} chunks of size {cfg.retrieve.chunk_size}, wordpieces p50 "
+              f"{over['p50']:.0f} p90 {over['p90']:.0f} max {over['max']}; over the {cfg.embed.max_input_tokens}-"
+              f"wordpiece limit: {over['over_limit']:.1%} of chunks, {over['cut_share']:.1%} of all wordpieces "
+              f"never reach the dense index")
     rows, rates = hit_rates(cfg, ds)
     print(f"\npage hit@{cfg.retrieve.top_k_chunks} chunks, chunk size {cfg.retrieve.chunk_size}, "
           f"{len(rows)} gold pools (report given, no routing):")
