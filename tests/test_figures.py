@@ -201,6 +201,11 @@ def test_answer_pages_uses_tables_when_switched_on_and_reads_pages_otherwise(mak
     seen.clear()
     res = answer_pages(FakeLLM(respond), cfg_(make_cfg), "number", Q_REV, [prose], "USD", COUNT, "Acme Corp")
     assert seen == [NumberAnswer] and res["calls"][0]["kind"] == "number"
+    # ...or, with figure_fallback = "na", N/A at once without a model call
+    seen.clear()
+    na_cfg = make_cfg(overrides={"answer.table_candidates": True, "answer.figure_fallback": "na"})
+    res = answer_pages(FakeLLM(respond), na_cfg, "number", Q_REV, [prose], "USD", COUNT, "Acme Corp")
+    assert seen == [] and res["value"] == "N/A" and res["calls"] == [] and "names the metric" in res["interpretation"]["na_reason"]
 
 
 def test_dot_leaders_split_label_and_value(make_cfg):

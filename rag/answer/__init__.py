@@ -90,7 +90,7 @@ def answer_question(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: Ret
                 cited = res["cited"] or (res["answering_part"] or [])
                 out["sanity"] = nums.scale_sanity(float(res["value"]), {p.page: p.text for p in cited},
                                                   max_power=cfg.answer.sanity_max_power)
-            last = res["calls"][-1]["interpretation"] if res["calls"] else {}
+            last = res["calls"][-1]["interpretation"] if res["calls"] else res.get("interpretation") or {}
             out["na_reason"] = None if is_answer(q.kind, res["value"]) else last.get("na_reason")
     calls = list(out.get("calls", [])) + [c for s in out.get("sub_answers", []) for c in s["calls"]]
     if out.get("pick_call"):

@@ -68,6 +68,10 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
         res = answer_from_tables(llm, cfg, question, pages, report_currency, counter, company)
         if res is not None and (is_answer(kind, res["value"]) or not cfg.answer.figure_na_fallback):
             return res
+        if res is None and cfg.answer.figure_fallback == "na":
+            return {"value": NA, "cited": [], "calls": [], "answering_part": None,
+                    "interpretation": {"source": "tables", "candidates": [],
+                                       "na_reason": "no table row on the top pages names the metric"}}
         picked = res["calls"] if res is not None else []
     top = pages[: cfg.answer.max_pages]
     parts = pack_parts(top, cfg.answer.max_context_tokens, counter, cfg.answer.pages_per_call.get(kind, 0))

@@ -275,6 +275,9 @@ class AnswerConfig(_Frozen):
     figure_max_candidates: int = Field(6, ge=1)  # longest list shown to the model
     figure_min_label_score: float = Field(0.5, ge=0, le=1)  # a row label's share of the metric's words
     figure_na_fallback: bool = False  # the model picked none of the candidates: read the pages as without them
+    # No candidate at all: "read" the pages as without table candidates, or answer "na" at once (no model
+    # call: on erc2-val every N/A-gold number question had no candidate, 47 of 47).
+    figure_fallback: Literal["read", "na"] = "read"
     # Who picks among the candidates: the model (one short call) or code (the best-scoring candidate, no call).
     figure_pick: Literal["model", "code"] = "model"
 
