@@ -201,8 +201,8 @@ def clean_report(parsed: ParsedReport, company: str, cfg: RunConfig, pdf: str | 
         ocr_text, ocr_info = _ocr_pages(pdf or parsed.pdf, garbled + shifted + textless, cfg, vocab)
         info.update(ocr_info)
     unshifted: list[int] = []
-    if cfg.clean.unshift and shifted:
-        parsed, unshifted = _unshift_pages(parsed, [n for n in shifted if n not in ocr_text], cfg)
+    if cfg.clean.unshift and shifted:  # garbled pages of such a report are often shifted text too
+        parsed, unshifted = _unshift_pages(parsed, [n for n in garbled + shifted if n not in ocr_text], cfg)
         raw = [raw_page_text(p) for p in parsed.pages]
         vocab = build_vocab(raw)
     info["unshifted_pages"] = unshifted
