@@ -468,3 +468,34 @@ def test_shifted_pages_go_to_ocr_after_garbled_ones(tmp_path, make_cfg, monkeypa
     calls.clear()
     rep, info = clean.clean_report(_report(pages), "Acme", make_cfg(overrides={"clean.shifted_threshold": 0}))
     assert info["shifted_pages"] == [] and calls == [3]
+
+
+def _font_shift(text: str, lower: int, upper: int) -> str:
+    """What a font with its own glyph codes puts in a text layer: lower case moved by ``lower`` code points,
+    capitals by ``upper``, other characters by ``lower`` where that stays printable, else lost (U+FFFD), like
+    the scrambled round-2 report."""
+    out = []
+    for ch in text:
+        k = upper if ch.isupper() else lower
+        o = ord(ch) + k
+        out.append(ch if ch.isspace() else chr(o) if 0x21 <= o <= 0x7E else "\ufffd")
+    return "".join(out)
+
+
+def test_shifted_pages_over_the_ocr_budget_are_decoded(make_cfg):
+    from rag.clean.text import letter_similarity
+
+    body = _font_shift(_PLAIN + " " + _PLAIN, -44, -38)
+    assert letter_similarity(body, 200) < 0.7
+    heading = _font_shift("Results of operations", -44, -38)
+    pages = [_page(1, [TextBlock(text=heading), TextBlock(text=body)]), _page(2, [TextBlock(text=_PLAIN)])]
+    cfg = make_cfg(overrides={"clean.ocr": False})
+    rep, info = clean.clean_report(_report(pages), "Acme", cfg)
+    assert info["shifted_pages"] == [1] and info["unshifted_pages"] == [1]
+    md = rep.pages[0].markdown
+    assert "Revenue for the fiscal year ended January" in md and "Subscription revenue grew" in md
+    assert "1,284.0" not in md  # lost glyphs (digits here) stay lost: only OCR reads them
+    assert "Results of operations" in md  # a short heading: decoded by the words it spells
+    rep2, info2 = clean.clean_report(_report(pages), "Acme", make_cfg(overrides={"clean.ocr": False,
+                                                                                "clean.unshift": False}))
+    assert info2["unshifted_pages"] == [] and "Revenue for the fiscal" not in rep2.pages[0].markdown

@@ -28,6 +28,7 @@ Contract:
 """
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import Counter
@@ -43,7 +44,7 @@ from ..core.stage import item_state as _item_state
 from .tables import clean_table, serialize_tables
 # The text helpers stay importable as ``rag.clean.<name>`` (tests and benchmarks use them so).
 from .text import (build_vocab, clean_text, drop_indices, edge_indices, edge_key, fix_broken_words,  # noqa: F401
-                         garbled_ratio, is_page_number, letter_similarity, normalize_glyphs, normalize_whitespace, repeated_edge_keys)
+                         garbled_ratio, is_page_number, letter_similarity, normalize_glyphs, unshift_blocks, normalize_whitespace, repeated_edge_keys)
 from ..core.config import RunConfig
 from ..core import deps
 from ..core.loop import Item, Json, Result, failures, run_items, upstream_block
@@ -52,7 +53,7 @@ from ..parse import load_parsed  # noqa: F401 - also re-exported for benchmarks
 from ..core.records import CleanPage, CleanReport, CleanTable, ParsedPage, ParsedReport, ParsedTable
 
 # Bump when the clean output changes for the same input and config (invalidates every report).
-CODE_VERSION = "clean-2"  # 2: shifted-letter pages to OCR, OCR time budget
+CODE_VERSION = "clean-3"  # 2: shifted-letter pages to OCR, OCR time budget; 3: unshift pages OCR did not read
 STAGE = "02_clean"
 REPEATED_KEYS_KEPT = 50  # repeated header/footer keys kept in an item's details (the rest only counted)
 # Page texts of clean reports, cached per file version (05 reads the same report for many questions).
@@ -158,6 +159,33 @@ def _ocr_pages(pdf: str, candidates: list[int], cfg: RunConfig, vocab: Counter) 
     return texts, info
 
 
+def _unshift_pages(parsed: ParsedReport, pages: list[int], cfg: RunConfig) -> tuple[ParsedReport, list[int]]:
+    """``parsed`` with the text blocks of ``pages`` (shifted, not OCR'd) decoded where an offset makes them
+    English (:func:`rag.clean.text.unshift_blocks`); the pages decoded."""
+    c = cfg.clean
+    want, done, new_pages = set(pages), [], []
+    min_chars = c.shifted_min_letters // 4  # a block this long is judged by its own letter histogram
+    # First pass: the report's words as decoded from its long blocks, to decode short ones (headings in
+    # fonts of their own) by the words they spell.
+    vocab: set[str] = set()
+    for p in parsed.pages:
+        if p.page in want:
+            dec = unshift_blocks([b.text for b in p.blocks], c.shift_max, min_chars, c.shift_accept)
+            if dec:
+                vocab.update(w for t in dec[0] for w in re.findall(r"\b[a-z]{3,}\b", t))
+    for p in parsed.pages:
+        dec = unshift_blocks([b.text for b in p.blocks], c.shift_max, min_chars, c.shift_accept,
+                             vocab) if p.page in want else None
+        if dec is None:
+            new_pages.append(p)
+            continue
+        texts, _ = dec
+        new_pages.append(p.model_copy(update={"blocks": [b.model_copy(update={"text": t})
+                                                         for b, t in zip(p.blocks, texts)]}))
+        done.append(p.page)
+    return (parsed.model_copy(update={"pages": new_pages}) if done else parsed), done
+
+
 def clean_report(parsed: ParsedReport, company: str, cfg: RunConfig, pdf: str | None = None,
                  report_currency: str = "") -> tuple[CleanReport, dict[str, Any]]:
     """One ParsedReport -> CleanReport (+ counts for the summary row). OCR reads ``pdf`` (default:
@@ -172,6 +200,12 @@ def clean_report(parsed: ParsedReport, company: str, cfg: RunConfig, pdf: str | 
     if cfg.clean.ocr and (garbled or shifted or textless):
         ocr_text, ocr_info = _ocr_pages(pdf or parsed.pdf, garbled + shifted + textless, cfg, vocab)
         info.update(ocr_info)
+    unshifted: list[int] = []
+    if cfg.clean.unshift and shifted:  # garbled pages of such a report are often shifted text too
+        parsed, unshifted = _unshift_pages(parsed, [n for n in garbled + shifted if n not in ocr_text], cfg)
+        raw = [raw_page_text(p) for p in parsed.pages]
+        vocab = build_vocab(raw)
+    info["unshifted_pages"] = unshifted
     default_dollar = report_currency.upper() if report_currency.upper() in ("USD", "AUD", "CAD", "NZD", "HKD", "SGD") else "USD"
     dollar = units.dollar_currency(raw, default=default_dollar)
     # Headers/footers: blocks (parser labels aside) at the page edges repeated on many pages.
@@ -219,12 +253,13 @@ def _clean_item(cfg: RunConfig, item: Item) -> Result:
         info.update(serialized_tables=u["serialized_tables"], serialize_failed=u["serialize_failed"])
     counts = dict(pages=len(report.pages), tables=info["tables"], tables_with_unit=info["tables_with_unit"],
                   garbled_pages=len(info["garbled_pages"]), shifted_pages=len(info["shifted_pages"]),
+                  unshifted_pages=len(info["unshifted_pages"]),
                   textless_pages=len(info["textless_pages"]),
                   ocr_pages=len(report.ocr_pages), ocr_skipped=info["ocr_skipped"],
                   removed_blocks=info["removed_blocks"], serialized_tables=info.get("serialized_tables", 0),
                   ocr_seconds=info["ocr_seconds"], ocr_budget_s=info["ocr_budget_s"])
     details = dict(ocr_page_list=report.ocr_pages, garbled_page_list=info["garbled_pages"],
-                   shifted_page_list=info["shifted_pages"],
+                   shifted_page_list=info["shifted_pages"], unshifted_page_list=info["unshifted_pages"],
                    blank_pages=info["blank_pages"], ocr_errors=info["ocr_errors"], dollar=info["dollar"],
                    repeated_keys=info["repeated_keys"][:REPEATED_KEYS_KEPT])
     return Result(files={report_file(r.sha1): Json(report.model_dump(mode="json"), indent=None)},

@@ -80,6 +80,12 @@ class CleanConfig(_Frozen):
     shifted_threshold: float = Field(0.7, ge=0, le=1)
     # Pages with fewer letters than this are not judged by the letter test (too few to tell).
     shifted_min_letters: int = Field(200, ge=1)
+    # A shifted page that OCR did not read (over the budget) is decoded when one code-point offset per font
+    # (|offset| <= shift_max) makes its letters read as English (similarity >= shift_accept): letters and
+    # punctuation come back, glyphs the parser lost (U+FFFD, often digits) do not.
+    unshift: bool = True
+    shift_max: int = Field(64, ge=1, le=126)
+    shift_accept: float = Field(0.85, ge=0, le=1)
     # OCR time budget per report in seconds (OCR costs ~5-8 s a page on 2 cores): pages are read in
     # plan order until the budget is spent; the rest keep their text layer and are counted in
     # ocr_skipped. The budget and the seconds spent are recorded in the stage's item records.
