@@ -57,7 +57,7 @@ def test_unknown_preset():
 
 def test_hashes_change_with_the_section_only():
     a = load_config("offline")
-    b = load_config("offline", overrides={"rerank.mode": "none"})
+    b = load_config("offline", overrides={"rerank.mode": "llm"})
     assert a.section_hash("chunk") == b.section_hash("chunk")
     assert a.section_hash("rerank") != b.section_hash("rerank")
     assert a.config_hash() != b.config_hash()
