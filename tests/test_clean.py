@@ -446,7 +446,7 @@ _SHIFT = str.maketrans("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
 
 
 def test_letter_similarity_separates_substituted_letters_from_english():
-    from rag.clean.text import letter_similarity
+    from rag.clean.shifted import letter_similarity
 
     plain, shifted = letter_similarity(_PLAIN, 200), letter_similarity(_PLAIN.translate(_SHIFT), 200)
     assert plain > 0.9 and shifted < 0.7
@@ -483,7 +483,7 @@ def _font_shift(text: str, lower: int, upper: int) -> str:
 
 
 def test_shifted_pages_over_the_ocr_budget_are_decoded(make_cfg):
-    from rag.clean.text import letter_similarity
+    from rag.clean.shifted import letter_similarity
 
     body = _font_shift(_PLAIN + " " + _PLAIN, -44, -38)
     assert letter_similarity(body, 200) < 0.7

@@ -44,7 +44,8 @@ from ..core.stage import item_state as _item_state
 from .tables import clean_table, serialize_tables
 # The text helpers stay importable as ``rag.clean.<name>`` (tests and benchmarks use them so).
 from .text import (build_vocab, clean_text, drop_indices, edge_indices, edge_key, fix_broken_words,  # noqa: F401
-                         garbled_ratio, is_page_number, letter_similarity, normalize_glyphs, unshift_blocks, normalize_whitespace, repeated_edge_keys)
+                         garbled_ratio, is_page_number, normalize_glyphs, normalize_whitespace, repeated_edge_keys)
+from .shifted import letter_similarity, unshift_blocks
 from ..core.config import RunConfig
 from ..core import deps
 from ..core.loop import Item, Json, Result, failures, run_items, upstream_block
