@@ -1,0 +1,268 @@
+"""The config sections of :class:`rag.core.config.RunConfig`, one frozen model per stage (parse, clean, chunk,
+embed, retrieve, rerank, llm, answer). Each field's comment says its unit and why it exists; functions read
+these values, never literals. Loading, presets and overrides: :mod:`rag.core.config`.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ParseConfig(_Frozen):
+    # "auto": the full docling StandardPdfPipeline when its weights are found, else "native".
+    pipeline: Literal["auto", "standard", "native"] = "auto"
+    # Folder with docling's pre-downloaded model weights (None: docling's default cache).
+    artifacts_path: str | None = None
+    # Accelerator for the full pipeline; "auto" picks CUDA when torch sees it.
+    device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
+    # Pages converted per docling call: bounds memory on 1,000-page reports.
+    page_batch: int = Field(100, ge=1)
+    # Parallel worker processes (one report each).
+    workers: int = Field(2, ge=1)
+    # Lines whose vertical centres are within this many points belong to one table row.
+    row_tolerance_pt: float = Field(3.0, gt=0)
+    # Gap in points between two words on a line that separates two table columns.
+    column_gap_pt: float = Field(12.0, gt=0)
+    # Two adjacent numbers split into two columns already at this gap in points (narrow amount columns).
+    number_gap_pt: float = Field(5.0, gt=0)
+    # A run of at least this many consecutive multi-column rows with a numeric cell is a table.
+    min_table_rows: int = Field(2, ge=2)
+    # Rows further apart than this many points (bottom of one to top of the next) end a table.
+    max_row_gap_pt: float = Field(16.0, gt=0)
+    # Text rows kept above a table as its context (title, "(in thousands)"), nearest last.
+    context_lines: int = Field(2, ge=0)
+    # A headerless table looks up to this many one-cell rows (unit line, "Year ended ...") further up
+    # for its row of period labels ("2022  2021  2020") and takes it as its header (0: off).
+    period_header_skip_rows: int = Field(3, ge=0)
+    # Two text lines join one block when the gap between them is at most this share of line height.
+    paragraph_gap_ratio: float = Field(0.8, ge=0)
+    # A one-line bold (font name) block at most this many characters long is tagged "heading" (native path).
+    heading_max_chars: int = Field(120, ge=1)
+    # ...or a one-liner whose line height is at least this multiple of the page's median line height.
+    heading_size_ratio: float = Field(1.25, gt=1)
+    # docling-parse threads inside each worker (1: the workers are the parallelism).
+    parser_threads: int = Field(1, ge=1)
+    # Per-report time limit in seconds (0: none); a report over it is recorded as failed.
+    timeout_s: float = Field(0.0, ge=0)
+
+
+class CleanConfig(_Frozen):
+    # Share of non-word glyphs above which a page is "garbled" and re-read with OCR.
+    garbled_threshold: float = Field(0.15, ge=0, le=1)
+    ocr: bool = True
+    # A page whose a-z letter histogram has cosine similarity below this to English letter frequencies
+    # is "shifted" (text layer decodes to substituted letters) and re-read with OCR; 0 turns the test off.
+    shifted_threshold: float = Field(0.7, ge=0, le=1)
+    # Pages with fewer letters than this are not judged by the letter test (too few to tell).
+    shifted_min_letters: int = Field(200, ge=1)
+    # A shifted page that OCR did not read (over the budget) is decoded when one code-point offset per font
+    # (|offset| <= shift_max) makes its letters read as English (similarity >= shift_accept): letters and
+    # punctuation come back, glyphs the parser lost (U+FFFD, often digits) do not.
+    unshift: bool = True
+    shift_max: int = Field(64, ge=1, le=126)
+    shift_accept: float = Field(0.85, ge=0, le=1)
+    # OCR time budget per report in seconds (OCR costs ~5-8 s a page on 2 cores): pages are read in
+    # plan order until the budget is spent; the rest keep their text layer and are counted in
+    # ocr_skipped. The budget and the seconds spent are recorded in the stage's item records.
+    ocr_budget_s: float = Field(300.0, ge=0)
+    # A line repeated on at least this share of pages (at top or bottom) is a header/footer.
+    repeated_line_share: float = Field(0.5, gt=0, le=1)
+    # Optional LLM table serialization (winner's trick): tables rewritten as sentences.
+    serialize_tables: bool = False
+    serialize_max_tables: int = Field(200, ge=0)
+    # Characters of one table's Markdown sent to the serializing LLM (a longer table is cut there).
+    serialize_max_chars: int = Field(6000, ge=200)
+    # OCR render scale in pixels per PDF point (2.0 = 144 dpi; higher reads small print better, slower).
+    ocr_scale: float = Field(2.0, gt=0)
+    # onnxruntime threads of the OCR engine (speed only, not part of the currency key).
+    ocr_threads: int = Field(2, ge=1)
+    # OCR text boxes below this recognizer confidence (0..1) are dropped.
+    ocr_min_score: float = Field(0.5, ge=0, le=1)
+    # OCR boxes whose vertical centres differ by at most this multiple of the box height share a line.
+    ocr_row_tolerance: float = Field(0.5, gt=0)
+    # A page with at most this many non-space characters is text-less: OCR'd unless its image is blank.
+    textless_max_chars: int = Field(0, ge=0)
+    # Share of pixels (0..1) differing from the background below which a page image is blank (no OCR).
+    blank_ink_share: float = Field(0.005, ge=0, le=1)
+    # Blocks looked at on the top and on the bottom of each page for repeated headers/footers.
+    edge_lines: int = Field(2, ge=0)
+    # ...and blocks inside this share (0..1) of the page height from the top or the bottom edge.
+    edge_zone: float = Field(0.08, ge=0, lt=0.5)
+    # Only edge blocks up to this many characters can be headers/footers (running heads are short).
+    edge_line_max_chars: int = Field(150, ge=1)
+    # Header/footer removal only in reports with at least this many pages.
+    repeated_min_pages: int = Field(4, ge=2)
+    # Page text lines up to this many characters are searched (nearest first) for a table's unit.
+    unit_line_max_chars: int = Field(160, ge=10)
+    # A table title in the unit line is cut to this many characters.
+    table_title_max_chars: int = Field(120, ge=10)
+
+
+class ChunkConfig(_Frozen):
+    # Chunk sizes in cl100k tokens; several sizes are indexed side by side.
+    sizes: tuple[int, ...] = (300,)
+    overlap: int = Field(50, ge=0)
+    encoding: str = "cl100k_base"
+    # Prefix each chunk with "company | page | heading" before embedding.
+    context_header: bool = True
+
+
+class EmbedConfig(_Frozen):
+    backend: Literal["local", "openai"] = "local"
+    model: str = "all-MiniLM-L6-v2"
+    batch_size: int = Field(64, ge=1)
+    # Input limit of the embedding model in its own tokens (MiniLM: 256 wordpieces); longer text is truncated.
+    max_input_tokens: int = Field(256, ge=1)
+    # openai backend: env var holding the API key (the key itself is never stored or logged).
+    api_key_env: str = "OPENAI_API_KEY"
+    # Disk cache of vectors keyed by model + text under cache_dir (re-embedding unchanged text is free).
+    cache: bool = True
+
+
+class RetrieveConfig(_Frozen):
+    mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
+    # Which indexed chunk size retrieval reads.
+    chunk_size: int = 300
+    top_k_chunks: int = Field(30, ge=1)
+    # Reciprocal rank fusion constant (score = sum 1 / (rrf_k + rank), rank 1-based).
+    rrf_k: int = Field(60, ge=1)
+    # How a page's retrieval score is made from its chunks' scores.
+    page_score: Literal["max", "sum", "rrf_sum"] = "max"
+    # Pages handed on to reranking / answering.
+    top_pages: int = Field(10, ge=1)
+    # Search with the question minus its answer-format boilerplate ("If data is not available, return
+    # 'N/A'.", "according to the annual report") and minus the routed company's name (every chunk's
+    # context header carries it, so it only adds noise).
+    query_cleanup: bool = True
+    # LLM rewrites the question into keywords + paraphrases, used by BM25 (all) and dense (each paraphrase).
+    query_expansion: bool = False
+    # Upper bounds on what the expansion may add (counts of keywords / paraphrases kept).
+    expansion_keywords: int = Field(8, ge=0)
+    expansion_paraphrases: int = Field(2, ge=0)
+    # Vocabulary expansion without a model: topics of the lexicon file (question words -> the words a
+    # report prints, e.g. "leadership changed" -> appointed, resigned, director) join the BM25 query.
+    # erc2-dev hybrid: gold-pool hit@10 0.846 -> 1.0, MRR 0.589 -> 0.715 (benchmarks/retrieve.py).
+    lexicon_expansion: bool = True
+    lexicon: str = "prompts/search/lexicon.toml"  # relative to the project root
+    # Also search densely with "query + lexicon terms" (a second dense query; the best cosine counts).
+    lexicon_dense: bool = True
+
+
+class RerankConfig(_Frozen):
+    mode: Literal["none", "llm", "cross_encoder"] = "none"
+    # Candidate pages scored by the reranker (taken from the top of retrieval).
+    candidates: int = Field(10, ge=1)
+    batch_size: int = Field(3, ge=1)
+    # final = retrieval_weight * normalized retrieval score + llm_weight * reranker score.
+    retrieval_weight: float = Field(0.3, ge=0)
+    llm_weight: float = Field(0.7, ge=0)
+    top_n: int = Field(10, ge=1)
+    # Characters of each page shown to the LLM reranker (keeps the local model's prompt lean).
+    page_chars: int = Field(2500, ge=100)
+    cross_encoder_models: tuple[str, ...] = ()
+    # Completion-token cap of one LLM rerank call (a batch): keeps the local model's answers short.
+    max_tokens: int = Field(320, ge=16)
+    # Words asked for in each page's reason (prompt instruction, not enforced).
+    reason_words: int = Field(12, ge=1)
+
+
+class LLMConfig(_Frozen):
+    # llama_cpp: the project starts a local llama.cpp server; openai / openai_compatible: remote.
+    backend: Literal["llama_cpp", "openai", "openai_compatible"] = "llama_cpp"
+    model: str = "qwen2.5-coder-1.5b"
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    # Name of the weights entry in rag/models/weights.py for the llama_cpp backend.
+    gguf: str = "qwen2.5-coder-1.5b"
+    n_ctx: int = Field(8192, ge=512)
+    # Threads for generation and for prompt processing (None: = n_threads). With threads = cores, any other
+    # busy process makes llama.cpp's spinning OpenMP barriers collapse (see benchmarks/models.py --contention).
+    n_threads: int = Field(2, ge=1)
+    n_threads_batch: int | None = Field(None, ge=1)
+    # Environment for the llama.cpp server process. OpenMP's default spins at barriers: beside one busy
+    # process on 2 cores generation fell 18 -> 0.4 tokens/s; PASSIVE keeps ~14 (benchmarks/models.py --contention).
+    server_env: dict[str, str] = Field(default_factory=lambda: {"OMP_WAIT_POLICY": "PASSIVE"})
+    # Restarts of a local server that died (segfault, OOM kill) before a call gives up with ModelUnavailable.
+    server_max_restarts: int = Field(1, ge=0)
+    temperature: float = Field(0.0, ge=0)
+    seed: int = 42
+    max_tokens: int = Field(1024, ge=1)
+    timeout_s: float = Field(600.0, gt=0)
+    max_retries: int = Field(5, ge=0)
+    concurrency: int = Field(1, ge=1)
+    requests_per_minute: int = Field(0, ge=0)  # 0: unlimited
+    tokens_per_minute: int = Field(0, ge=0)  # 0: unlimited
+    # How a schema is enforced: "auto" = json_schema for openai, json_object+schema (grammar) for llama_cpp,
+    # schema-in-prompt for openai_compatible; the others force one way.
+    structured: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
+    # Disk cache of completions keyed by (model, messages, schema, params) under cache_dir.
+    cache: bool = True
+    # One repair call (reparser prompt with schema + bad output) before StructuredOutputError.
+    repair: bool = True
+    # Retry backoff on 429/5xx/timeouts: base * 2**attempt seconds (+ jitter), capped; Retry-After wins.
+    retry_base_s: float = Field(1.0, gt=0)
+    retry_max_s: float = Field(60.0, gt=0)
+    # llama_cpp backend: seconds to wait for the local server's /v1/models to answer after start.
+    server_start_timeout_s: float = Field(180.0, gt=0)
+
+
+class AnswerConfig(_Frozen):
+    # Context budget for one answering call, in tokens (local model: small).
+    max_context_tokens: int = Field(3000, ge=256)
+    # Pages given to the answering prompt (top of the reranked list).
+    max_pages: int = Field(4, ge=1)
+    # Fill empty relevant_pages with the top retrieved pages (this many; 0 = leave empty).
+    fill_references: int = Field(1, ge=0)
+    max_references: int = Field(3, ge=0)
+    team_email: str = "team@example.com"
+    submission_name: str = "enterprise-rag"
+    # Folder of the prompt text blocks (relative to the project root).
+    prompts_dir: str = "prompts"
+    # Long context: answer the parts (each <= max_context_tokens) in page-rank order and stop at the
+    # first part with an answer (number/name: non-N/A, boolean: true); False answers every part.
+    early_stop: bool = True
+    # Pages per answering call by answer kind (0 or absent: as many as max_context_tokens holds). A small
+    # model reads one page more reliably than three: {"boolean": 1} asks page by page, true when any
+    # page says true (with early_stop, the first true ends the loop).
+    pages_per_call: dict[Literal["number", "name", "names", "boolean"], NonNegativeInt] = Field(
+        default_factory=dict)
+    # Lines above a table searched for its unit line ("values in thousands of USD").
+    unit_lookback_lines: int = Field(3, ge=0)
+    # Sanity check: largest |k| tried when matching answer == printed value * 1000**k.
+    sanity_max_power: int = Field(3, ge=1)
+    # Comparative questions: pick max/min in code when the question says which ("highest"…), else
+    # ask the comparison prompt; "prompt" always asks it.
+    comparative_pick: Literal["code", "prompt"] = "code"
+    # A number answer whose printed figure (digits) appears on no context page is N/A (guards
+    # against a small model's made-up or miscomputed numbers).
+    require_printed_in_context: bool = True
+    # ...and N/A when no line printing the figure (with its table's header row and up to
+    # metric_title_lines title lines above the table) shares metric_min_share of the word stems of the
+    # metric asked for (rag.answer.figure_check): a figure from another row is not the answer. Titles are off by
+    # default: "Net income" in a cash-flow statement titled "Cash flows" is not the cash flow.
+    require_metric_on_line: bool = True
+    metric_title_lines: int = Field(0, ge=0)
+    metric_min_share: float = Field(0.5, ge=0, le=1)  # share of the metric's word stems that must appear
+    # On a text (non-table) line only these many words before / after the figure are read.
+    metric_window_words: tuple[int, int] = (10, 6)
+    # Keep the model's citations for a boolean "false" answer (never filled). Off: a "false" usually
+    # has no gold pages, and every cited page outside the gold pools costs reference score.
+    refs_for_false: bool = False
+    # Number questions: candidate figures from the tables of the top pages (rag.answer.figures) -- row label
+    # naming the metric, latest-period column, unit from the table -- and the model picks one or N/A
+    # from that short list; the figure is converted in code. No candidate: today's text reading.
+    table_candidates: bool = False
+    figure_pages: int = Field(0, ge=0)  # pages searched for candidates (0 = max_pages)
+    figure_max_candidates: int = Field(6, ge=1)  # longest list shown to the model
+    figure_min_label_score: float = Field(0.5, ge=0, le=1)  # a row label's share of the metric's words
+    figure_na_fallback: bool = False  # the model picked none of the candidates: read the pages as without them
+    # No candidate at all: "read" the pages as without table candidates, or answer "na" at once (no model
+    # call: on erc2-val every N/A-gold number question had no candidate, 47 of 47).
+    figure_fallback: Literal["read", "na"] = "read"
+    # Who picks among the candidates: the model (one short call) or code (the best-scoring candidate, no call).
+    figure_pick: Literal["model", "code"] = "model"
