@@ -8,6 +8,7 @@ from rag.pipeline import NOTEBOOKS, run_notebooks
 pytestmark = [pytest.mark.slow, pytest.mark.llm]
 
 
+@pytest.mark.reliability
 def test_all_notebooks_run_headless(demo_dir, tmp_path):
     # the offline default's table candidates, picked by the model (a real call to the small model)
     overrides = {"outputs_dir": str(tmp_path / "outputs"), "cache_dir": str(tmp_path / "cache"),
@@ -27,3 +28,24 @@ def test_all_notebooks_run_headless(demo_dir, tmp_path):
     # executed notebooks carry their outputs (the summary table of each stage)
     nb = json.loads((run_dir / "notebooks" / "01_parse.ipynb").read_text())
     assert any(c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code")
+
+    # Issue 18: with the LLM cache, a second 05..06 over the same 01..04 gives the same submission bytes
+    # and the same 05 records (timings and usage aside).
+    from rag.ablate import link_stage
+    from rag.pipeline import prepare, run_direct
+
+    cfg2, ds = prepare("test", str(demo_dir), "smoke2", overrides)
+    for st in ("01_parse", "02_clean", "03_chunk", "04_index"):
+        link_stage(run_dir, cfg2.run_dir, st)
+    run_direct(cfg2, ds, ["05_retrieve", "06_answer"], progress=False)
+    again = cfg2.run_dir / "06_answer" / "submission.json"
+    assert again.read_bytes() == (run_dir / "06_answer" / "submission.json").read_bytes()
+
+    def content(path):
+        rec = json.loads(path.read_text())
+        for k in ("seconds", "usage"):
+            rec.pop(k, None)
+        return rec
+
+    first = sorted((run_dir / "05_retrieve").glob("q*.json"))
+    assert first and all(content(p) == content(cfg2.run_dir / "05_retrieve" / p.name) for p in first)
