@@ -162,33 +162,36 @@ def _ratio(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
 
+def _na_rates(frame: pd.DataFrame) -> dict[str, float | None]:
+    """N/A precision (answered N/A and gold N/A / answered N/A) and recall (/ gold N/A) of ``frame``."""
+    both = int((frame.gold_na & frame.answer_na).sum())
+    return {"na_precision": _ratio(both, int(frame.answer_na.sum())),
+            "na_recall": _ratio(both, int(frame.gold_na.sum()))}
+
+
 def summarize(per_q: pd.DataFrame) -> dict[str, Any]:
     """Totals (G, R, score, max_score, accuracy, N/A precision/recall) and per-kind rows."""
     n = len(per_q)
     if n == 0:
         return {"totals": {"questions": 0, "G": 0.0, "R": 0.0, "score": 0.0, "max_score": 0.0}, "by_kind": []}
     G, R = float(per_q.answer_score.sum()), float(per_q.ref_score.sum())
-    both_na = int((per_q.gold_na & per_q.answer_na).sum())
     totals = {
         "questions": n, "answered": int(per_q.answered.sum()),
         "G": round(G, 4), "R": round(R, 4), "score": round(G + REF_WEIGHT * R, 4),
         "max_score": (1 + REF_WEIGHT) * n, "score_pct": round(100 * (G + REF_WEIGHT * R) / ((1 + REF_WEIGHT) * n), 2),
         "answer_accuracy": round(float(per_q.correct.mean()), 4),
         "mean_answer_score": round(G / n, 4), "mean_ref_score": round(R / n, 4),
-        "na_precision": _ratio(both_na, int(per_q.answer_na.sum())),
-        "na_recall": _ratio(both_na, int(per_q.gold_na.sum())),
+        **_na_rates(per_q),
         "wrong_refs": int(per_q.wrong.sum()), "missed_pools": int(per_q.missed.sum()),
     }
     by_kind = []
     for kind, grp in per_q.groupby("kind", sort=True):
         g_, r_ = float(grp.answer_score.sum()), float(grp.ref_score.sum())
-        na_ok = int((grp.gold_na & grp.answer_na).sum())
         by_kind.append({"kind": kind, "questions": len(grp), "G": round(g_, 4), "R": round(r_, 4),
                         "score": round(g_ + REF_WEIGHT * r_, 4), "max_score": (1 + REF_WEIGHT) * len(grp),
                         "answer_accuracy": round(float(grp.correct.mean()), 4),
                         "gold_na": int(grp.gold_na.sum()),
-                        "na_precision": _ratio(na_ok, int(grp.answer_na.sum())),
-                        "na_recall": _ratio(na_ok, int(grp.gold_na.sum())),
+                        **_na_rates(grp),
                         # questions with a real value answered right (the recall N/A gates cost)
                         "value_correct": int((grp.correct & ~grp.gold_na).sum())})
     return {"totals": totals, "by_kind": by_kind}
