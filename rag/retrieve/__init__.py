@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -121,6 +122,7 @@ def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataF
     stage = Stage(cfg, STAGE)
     companies = {r.sha1: r.company for r in ds.reports}
     items = []
+    routing = Counter(routing_status(q.text, q.kind, ds.reports) for q in ds.questions)  # for the manifest
     for q in ds.questions:
         routed = route(q.text, ds.reports)
         upstream, why = _upstream(cfg, routed)
@@ -153,9 +155,7 @@ def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataF
     n = outcome_counts(outcomes)
     stage.finish(counts={"questions": len(ds.questions), "done": n["ran"], "skipped": n["current"],
                          "failed": n["failed"], "blocked": n["blocked"],
-                         "unrouted": sum(1 for it in items if not it.payload[1]),
-                         "ambiguous": sum(1 for it in items
-                                          if routing_status(it.payload[0].text, it.payload[0].kind, ds.reports) == "ambiguous")},
+                         "unrouted": routing["unrouted"], "ambiguous": routing["ambiguous"]},
                  item_ids=[i.id for i in items], extra={"code_version": CODE_VERSION, "failures": failures(outcomes)})
     return pd.DataFrame(rows)
 
