@@ -162,7 +162,7 @@ def _ocr_pages(pdf: str, candidates: list[int], cfg: RunConfig, vocab: Counter) 
 
 def _unshift_pages(parsed: ParsedReport, pages: list[int], cfg: RunConfig) -> tuple[ParsedReport, list[int]]:
     """``parsed`` with the text blocks of ``pages`` (shifted, not OCR'd) decoded where an offset makes them
-    English (:func:`rag.clean.text.unshift_blocks`); the pages decoded."""
+    English (:func:`rag.clean.shifted.unshift_blocks`); the pages decoded."""
     c = cfg.clean
     want, done, new_pages = set(pages), [], []
     min_chars = c.shifted_min_letters // 4  # a block this long is judged by its own letter histogram

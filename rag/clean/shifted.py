@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 
 
 # ---- shifted characters (a font whose text layer maps glyphs to the wrong letters) ----------------------------
@@ -52,6 +53,9 @@ def shift_text(text: str, k: int) -> str:
     return "".join(_shifted(ch, k) for ch in text)
 
 
+# Memoized: _unshift_pages reads every shifted page twice (once for the report's words, once to decode),
+# and the page's and its long blocks' offsets are the same both times. Bounded (block and page texts).
+@lru_cache(maxsize=4096)
 def best_shift(text: str, max_shift: int) -> tuple[int, float]:
     """The code-point offset ``k`` (|k| <= max_shift) that turns the most characters of ``text`` into
     lower-case letters with an English a-z histogram, and that histogram's similarity (0..1). Scoring
