@@ -28,7 +28,6 @@ Contract:
 """
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections import Counter
@@ -45,7 +44,7 @@ from .tables import clean_table, serialize_tables
 # The text helpers stay importable as ``rag.clean.<name>`` (tests and benchmarks use them so).
 from .text import (build_vocab, clean_text, drop_indices, edge_indices, edge_key, fix_broken_words,  # noqa: F401
                          garbled_ratio, is_page_number, normalize_glyphs, normalize_whitespace, repeated_edge_keys)
-from .shifted import letter_similarity, unshift_blocks
+from .shifted import letter_similarity, unshift_pages
 from ..core.config import RunConfig
 from ..core import deps
 from ..core.loop import Item, Json, Result, failures, run_items, upstream_block
@@ -160,33 +159,6 @@ def _ocr_pages(pdf: str, candidates: list[int], cfg: RunConfig, vocab: Counter) 
     return texts, info
 
 
-def _unshift_pages(parsed: ParsedReport, pages: list[int], cfg: RunConfig) -> tuple[ParsedReport, list[int]]:
-    """``parsed`` with the text blocks of ``pages`` (shifted, not OCR'd) decoded where an offset makes them
-    English (:func:`rag.clean.shifted.unshift_blocks`); the pages decoded."""
-    c = cfg.clean
-    want, done, new_pages = set(pages), [], []
-    min_chars = c.shifted_min_letters // 4  # a block this long is judged by its own letter histogram
-    # First pass: the report's words as decoded from its long blocks, to decode short ones (headings in
-    # fonts of their own) by the words they spell.
-    vocab: set[str] = set()
-    for p in parsed.pages:
-        if p.page in want:
-            dec = unshift_blocks([b.text for b in p.blocks], c.shift_max, min_chars, c.shift_accept)
-            if dec:
-                vocab.update(w for t in dec[0] for w in re.findall(r"\b[a-z]{3,}\b", t))
-    for p in parsed.pages:
-        dec = unshift_blocks([b.text for b in p.blocks], c.shift_max, min_chars, c.shift_accept,
-                             vocab) if p.page in want else None
-        if dec is None:
-            new_pages.append(p)
-            continue
-        texts, _ = dec
-        new_pages.append(p.model_copy(update={"blocks": [b.model_copy(update={"text": t})
-                                                         for b, t in zip(p.blocks, texts)]}))
-        done.append(p.page)
-    return (parsed.model_copy(update={"pages": new_pages}) if done else parsed), done
-
-
 def clean_report(parsed: ParsedReport, company: str, cfg: RunConfig, pdf: str | None = None,
                  report_currency: str = "") -> tuple[CleanReport, dict[str, Any]]:
     """One ParsedReport -> CleanReport (+ counts for the summary row). OCR reads ``pdf`` (default:
@@ -203,7 +175,7 @@ def clean_report(parsed: ParsedReport, company: str, cfg: RunConfig, pdf: str | 
         info.update(ocr_info)
     unshifted: list[int] = []
     if cfg.clean.unshift and shifted:  # garbled pages of such a report are often shifted text too
-        parsed, unshifted = _unshift_pages(parsed, [n for n in garbled + shifted if n not in ocr_text], cfg)
+        parsed, unshifted = unshift_pages(parsed, [n for n in garbled + shifted if n not in ocr_text], cfg)
         raw = [raw_page_text(p) for p in parsed.pages]
         vocab = build_vocab(raw)
     info["unshifted_pages"] = unshifted

@@ -7,12 +7,17 @@ Contracts:
 - ``unshift_blocks(texts, max_shift, min_letters, accept, vocab=None)``: decode one page's text blocks (lower
   case by the code-point offset whose histogram reads as English, capitals and short headings by the
   offset that spells the report's words); None when no offset makes the page English.
+- ``unshift_pages(parsed, pages, cfg) -> (parsed, decoded pages)``: the report with those pages' blocks
+  decoded, short blocks by the words the report's long blocks spell.
 """
 from __future__ import annotations
 
 import re
 from collections import Counter
 from functools import lru_cache
+
+from ..core.config import RunConfig
+from ..core.records import ParsedReport
 
 
 # ---- shifted characters (a font whose text layer maps glyphs to the wrong letters) ----------------------------
@@ -53,7 +58,7 @@ def shift_text(text: str, k: int) -> str:
     return "".join(_shifted(ch, k) for ch in text)
 
 
-# Memoized: _unshift_pages reads every shifted page twice (once for the report's words, once to decode),
+# Memoized: unshift_pages reads every shifted page twice (once for the report's words, once to decode),
 # and the page's and its long blocks' offsets are the same both times. Bounded (block and page texts).
 @lru_cache(maxsize=4096)
 def best_shift(text: str, max_shift: int) -> tuple[int, float]:
@@ -159,3 +164,30 @@ def unshift_blocks(texts: list[str], max_shift: int, min_letters: int, accept: f
             chars.append(other if not other.isalpha() else ch)
         out.append("".join(chars))
     return out, k_page
+
+
+def unshift_pages(parsed: ParsedReport, pages: list[int], cfg: RunConfig) -> tuple[ParsedReport, list[int]]:
+    """``parsed`` with the text blocks of ``pages`` (shifted, not OCR'd) decoded where an offset makes them
+    English (:func:`unshift_blocks`); the pages decoded."""
+    c = cfg.clean
+    want, done, new_pages = set(pages), [], []
+    min_chars = c.shifted_min_letters // 4  # a block this long is judged by its own letter histogram
+    # First pass: the report's words as decoded from its long blocks, to decode short ones (headings in
+    # fonts of their own) by the words they spell.
+    vocab: set[str] = set()
+    for p in parsed.pages:
+        if p.page in want:
+            dec = unshift_blocks([b.text for b in p.blocks], c.shift_max, min_chars, c.shift_accept)
+            if dec:
+                vocab.update(w for t in dec[0] for w in re.findall(r"\b[a-z]{3,}\b", t))
+    for p in parsed.pages:
+        dec = unshift_blocks([b.text for b in p.blocks], c.shift_max, min_chars, c.shift_accept,
+                             vocab) if p.page in want else None
+        if dec is None:
+            new_pages.append(p)
+            continue
+        texts, _ = dec
+        new_pages.append(p.model_copy(update={"blocks": [b.model_copy(update={"text": t})
+                                                         for b, t in zip(p.blocks, texts)]}))
+        done.append(p.page)
+    return (parsed.model_copy(update={"pages": new_pages}) if done else parsed), done
