@@ -516,3 +516,32 @@ def test_boolean_asked_page_by_page_finds_evidence_past_the_first_page(make_cfg)
     each = read_json(by_page.run_dir / "06_answer" / "debug" / "q000.json")
     assert [c["pages"][0]["page"] for c in each["calls"]] == [1, 2, 3] and all(len(c["pages"]) == 1 for c in each["calls"])
     assert each["value"] is True and each["references"] == [{"sha1": A, "page": 3}]
+
+
+def test_focused_reading_shows_the_fact_buried_in_a_long_page_and_reads_more_pages(make_cfg):
+    """``answer.focus_tokens = {boolean: N}`` cuts each page to its lines on the question's topic and
+    ``max_pages_by_kind`` reads past ``max_pages``; the fake model (like the 1.5B one) misses a fact that
+    is buried in a long context."""
+    ds = make_ds([("Did Acme Corp mention any mergers or acquisitions?", "boolean")])
+    filler = "\n".join(f"Line {i}: the fleet of trucks was serviced on schedule during the year." for i in range(60))
+    buried = filler + "\nIn March we completed the acquisition of Beta Ltd.\n" + filler
+    pages = [page(A, n, f"Revenue rose {n}%.", 1 - n / 10) for n in range(1, 4)] + [page(A, 4, buried, 0.5)]
+
+    def respond(messages, schema):
+        ctx = user_msg(messages)
+        found = COUNT(ctx) < 400 and "acquisition of" in ctx
+        return {**base([1] if found else []), "final_answer": found}
+
+    whole = make_cfg(run="whole", overrides={"answer.max_pages": 3, "answer.pages_per_call": {"boolean": 1},
+                                             "answer.max_pages_by_kind": {"boolean": 4}})
+    focused = make_cfg(run="focused", overrides={"answer.max_pages": 3, "answer.pages_per_call": {"boolean": 1},
+                                                 "answer.max_pages_by_kind": {"boolean": 4},
+                                                 "answer.focus_tokens": {"boolean": 120}})
+    for cfg in (whole, focused):
+        write_retrieval(cfg, "q000", pages)
+        run_answer(cfg, ds, progress=False, llm=FakeLLM(respond), counter=COUNT)
+    before = read_json(whole.run_dir / "06_answer" / "debug" / "q000.json")
+    assert [c["pages"][0]["page"] for c in before["calls"]] == [1, 2, 3, 4] and before["value"] is False
+    after = read_json(focused.run_dir / "06_answer" / "debug" / "q000.json")
+    assert after["value"] is True and after["references"] == [{"sha1": A, "page": 4}]
+    assert after["calls"][-1]["context_tokens"] < 120 + 10

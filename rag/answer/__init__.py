@@ -114,13 +114,18 @@ def _answer_row(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
-    """05's key for the question, prompt versions, this stage's config (rag.core.deps), code version."""
+    """05's key for the question, prompt versions (and the search lexicon's hash when focused reading uses
+    it), this stage's config (rag.core.deps), code version."""
     kinds = ("number", "comparative") if q.kind == "comparative" else (q.kind,)
     versions = [prompt_version(k, prompts_dir(cfg)) for k in kinds]
     if cfg.answer.table_candidates and "number" in kinds:  # the figure-pick prompt (rag.answer.figures)
         from .figure_pick import pick_version
 
         versions.append(pick_version(prompts_dir(cfg)))
+    if any(cfg.answer.focus_tokens.get(k) for k in kinds):  # focused reading uses the search lexicon
+        from ..retrieve.query import lexicon_hash
+
+        versions.append(lexicon_hash(cfg))
     return hash_key(q.text, q.kind, retrieval_key, versions, deps.config_signature(cfg, STAGE), CODE_VERSION)
 
 

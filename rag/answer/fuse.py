@@ -5,7 +5,9 @@ Contracts:
   usage, model, error, seconds); a StructuredOutputError becomes ``parsed=None`` with its raw text kept.
 - ``answer_pages(llm, cfg, kind, question, pages, report_currency, counter)`` answers one question
   from one report's ranked pages (long context split into parts by :func:`rag.answer.context.pack_parts`,
-  part answers fused) -> {value, cited, calls, interpretation, answering_part}. With
+  part answers fused) -> {value, cited, calls, interpretation, answering_part}. It reads the top
+  ``answer.max_pages_by_kind[kind]`` (else ``max_pages``) pages, cut to their lines on the question's topic
+  when ``answer.focus_tokens[kind]`` is set (:mod:`rag.answer.focus`). With
   ``answer.table_candidates`` a number question is first answered by picking among table figures
   (:func:`rag.answer.figure_pick.answer_from_tables`); pages are read only when no table candidate exists (or,
   with ``answer.figure_na_fallback``, when the model picked none).
@@ -19,6 +21,7 @@ from typing import Any
 
 from ..core.config import PROJECT_ROOT, RunConfig
 from .context import Counter, CtxPage, pack_parts
+from .focus import focus_pages
 from .interpret import is_answer, map_pages, pages_holding, part_value
 from .prompts import NA, SCHEMAS, build_messages, format_context, prompt_version
 
@@ -73,7 +76,8 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
                     "interpretation": {"source": "tables", "candidates": [],
                                        "na_reason": "no table row on the top pages names the metric"}}
         picked = res["calls"] if res is not None else []
-    top = pages[: cfg.answer.max_pages]
+    top = pages[: cfg.answer.max_pages_by_kind.get(kind, cfg.answer.max_pages)]
+    top = focus_pages(cfg, kind, question, company, top, counter)
     parts = pack_parts(top, cfg.answer.max_context_tokens, counter, cfg.answer.pages_per_call.get(kind, 0))
     calls, value, cited_all, info_used = list(picked), (False if kind == "boolean" else NA), [], {}
     names: list[str] = []

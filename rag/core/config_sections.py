@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt
 
 
 class _Frozen(BaseModel):
@@ -230,6 +230,13 @@ class AnswerConfig(_Frozen):
     # model reads one page more reliably than three: {"boolean": 1} asks page by page, true when any
     # page says true (with early_stop, the first true ends the loop).
     pages_per_call: dict[Literal["number", "name", "names", "boolean"], NonNegativeInt] = Field(
+        default_factory=dict)
+    # Pages read by answer kind (absent: max_pages).
+    max_pages_by_kind: dict[Literal["number", "name", "names", "boolean"], PositiveInt] = Field(
+        default_factory=dict)
+    # Focused reading by answer kind, in tokens per page (absent or 0: whole pages): each page is cut to
+    # its lines naming the question's topic (question words + search-lexicon terms, rag.answer.focus).
+    focus_tokens: dict[Literal["number", "name", "names", "boolean"], NonNegativeInt] = Field(
         default_factory=dict)
     # Lines above a table searched for its unit line ("values in thousands of USD").
     unit_lookback_lines: int = Field(3, ge=0)
