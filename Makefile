@@ -32,7 +32,7 @@ LLAMA_ID      := $(LLAMA_VARIANT)-$(shell echo '$(LLAMA_VERSION) $(LLAMA_FLAGS)'
 LLAMA_WHEELS  := .cache/wheels/llama-$(LLAMA_ID)
 LLAMA_STAMP   := .venv/.llama-$(LLAMA_ID)
 
-.PHONY: setup llama llama-rebuild models models-test check check-test run test demo
+.PHONY: setup llama llama-rebuild models models-test check check-test run test demo kernel
 
 setup: $(STAMP)
 
@@ -78,6 +78,10 @@ models-test: $(STAMP)
 # Main job: demo corpus -> notebooks 01..08 headless (papermill) -> submission + score.
 run: models
 	$(PY) -m rag.pipeline --preset $(PRESET) --demo
+
+# The project's Jupyter kernel (user level, runs .venv's Python): JupyterLab and `rag run --kernel enterprise-rag`.
+kernel: $(STAMP)
+	$(PY) -m rag.cli kernel
 
 test: models-test
 	$(PY) -m pytest -q -ra

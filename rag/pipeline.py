@@ -159,7 +159,7 @@ def print_failures(failures: dict[str, dict[str, str]], shown: int = 5) -> None:
 
 # Errors a user fixes (a model that cannot run, a bad config or dataset): printed as one line plus the
 # resume hint, not as a traceback; --debug re-raises them.
-USER_ERRORS = ("ModelUnavailable", "ConfigError", "DatasetError", "LexiconError")
+USER_ERRORS = ("ModelUnavailable", "ConfigError", "DatasetError", "LexiconError", "QuestionError")
 
 
 def user_error(e: BaseException) -> tuple[str, str] | None:
@@ -201,6 +201,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--stages", default=None, help="comma-separated notebook/stage names (default all)")
     ap.add_argument("--direct", action="store_true", help="call stage functions instead of notebooks")
     ap.add_argument("--debug", action="store_true", help="show the full traceback of a user error")
+    ap.add_argument("--kernel", default=None,
+                    help="Jupyter kernel the notebooks run on (default: the notebooks' own; `rag kernel` installs "
+                         "the project's as enterprise-rag)")
     ap.add_argument("--strict", action="store_true",
                     help="exit 1 when any item failed (default: exit 0 with a warning summary)")
     a = ap.parse_args(argv)
@@ -217,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if a.direct:
             run_direct(cfg, ds, stages)
         else:
-            run_notebooks(a.preset, cfg.data_dir, cfg.run, overrides, stages)
+            run_notebooks(a.preset, cfg.data_dir, cfg.run, overrides, stages, kernel=a.kernel)
     except Exception as e:  # noqa: BLE001 - user errors become one line, the rest propagate
         if a.debug or user_error(e) is None:
             raise

@@ -1,0 +1,150 @@
+"""``rag ask "question" --data D``: one question answered from an indexed dataset, printed with its pages.
+
+Contracts:
+- ``infer_kind(text, n_companies) -> kind``: the ERC answer kind a question asks for, from its wording
+  (``--kind`` overrides): several companies named -> comparative; "Did/Does/Is/Has ..." -> boolean;
+  "names/titles/list/what are the" -> names; "who ..." or "name/title" -> name; else number. On
+  erc2-dev + erc2-val (132 questions) see tests/test_ask.py.
+- ``ask(cfg, ds, text, kind=None, llm=None, counter=None) -> AskResult``: routes, retrieves and answers
+  like stages 05 and 06 (``retrieve_question`` / ``answer_question``: same config, same model cache) but
+  writes no stage artifact. The dataset's reports must be indexed (``ensure_indexed`` runs 01-04, which
+  skip every current item). QuestionError (a user error) when the question names no company of the
+  dataset.
+- ``format_result(res) -> str``: answer, kind, routed companies, and each cited page (1-based, as
+  printed in the PDF viewer) with a snippet of the page around the question's words.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .core.config import RunConfig
+from .core.dataset import Dataset, Question
+
+KINDS = ("number", "name", "names", "boolean", "comparative")
+# Characters of page text shown under each cited page.
+SNIPPET_CHARS = 300
+_BOOLEAN = re.compile(r"^\s*(?:did|does|do|is|are|was|were|has|have|had|will|can|could)\b", re.I)
+_NAMES = re.compile(r"\b(?:names|titles|list|what are the|which (?:\w+ ){0,2}\w+[^s\W]s)\b", re.I)
+_NAME = re.compile(r"^\s*who\b|\b(?:name|title)\b", re.I)
+
+
+class QuestionError(ValueError):
+    """A question ``rag ask`` cannot answer from this dataset (a user error: one line, no traceback)."""
+
+
+@dataclass
+class AskResult:
+    question: str
+    kind: str
+    kind_inferred: bool
+    companies: list[str]
+    value: Any
+    references: list[dict[str, Any]]  # {"sha1", "page" (1-based), "company", "snippet"}
+    na_reason: str | None = None
+    seconds: float = 0.0
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+def infer_kind(text: str, n_companies: int = 1) -> str:
+    """The answer kind ``text`` asks for (see module docstring)."""
+    if n_companies > 1:
+        return "comparative"
+    if _BOOLEAN.search(text):
+        return "boolean"
+    if _NAMES.search(text):  # before _NAME: "the names of" is a list, "the name of" one
+        return "names"
+    if _NAME.search(text):
+        return "name"
+    return "number"
+
+
+def routed_companies(ds: Dataset, text: str) -> list[str]:
+    """The companies (dataset order of appearance in ``text``) the question names; QuestionError when
+    it is empty or names none (checked before any indexing or model call)."""
+    from .retrieve.route import route
+
+    if not text.strip():
+        raise QuestionError("the question is empty")
+    routed = route(text, ds.reports)
+    if not routed:
+        names = "; ".join(sorted({r.company for r in ds.reports}))
+        raise QuestionError(f"the question names no company of {ds.root}: write one of: {names} "
+                            "(a short form such as the name without 'Inc.' or 'plc' also works)")
+    return [ds.report(s).company for s in routed]
+
+
+def ensure_indexed(cfg: RunConfig, ds: Dataset, progress: bool = True) -> None:
+    """Stages 01-04 over the dataset; items whose inputs are unchanged are skipped (seconds when done).
+    ``progress=False``: no progress or stage lines on stdout."""
+    import contextlib
+    import io
+
+    from .pipeline import run_direct
+
+    with contextlib.nullcontext() if progress else contextlib.redirect_stdout(io.StringIO()):
+        run_direct(cfg, ds, ["01_parse", "02_clean", "03_chunk", "04_index"], progress=progress)
+
+
+def _snippet(page_text: str, question: str, value: Any) -> str:
+    from .retrieve.rerank import page_excerpt
+
+    text = page_text
+    printed = re.sub(r"\.0+$", "", f"{value:,.2f}") if isinstance(value, (int, float)) and not isinstance(value, bool) else ""
+    if printed:  # centre on the printed figure when it is on the page ("1,234.5"), else on the question's words
+        digits = printed.split(".")[0]
+        at = text.find(digits)
+        if at >= 0:
+            lo = max(0, at - SNIPPET_CHARS // 2)
+            return ("... " if lo else "") + " ".join(text[lo:lo + SNIPPET_CHARS].split()) + " ..."
+    return " ".join(page_excerpt(text, question, SNIPPET_CHARS).split())
+
+
+def ask(cfg: RunConfig, ds: Dataset, text: str, kind: str | None = None, llm: Any = None,
+        counter: Any = None) -> AskResult:
+    """Route, retrieve and answer one question (see module docstring)."""
+    from .answer import answer_question
+    from .retrieve import retrieve_question
+
+    text = text.strip()
+    companies = routed_companies(ds, text)
+    inferred = kind is None
+    kind = kind or infer_kind(text, len(dict.fromkeys(companies)))
+    if kind not in KINDS:
+        raise QuestionError(f"unknown kind {kind!r}: one of {', '.join(KINDS)}")
+    if llm is None:
+        from .models import get_llm
+
+        llm = get_llm(cfg)
+    if counter is None:
+        from .models import count_tokens
+
+        counter = lambda t: count_tokens(t, cfg)  # noqa: E731
+    q = Question(qid="ask", text=text, kind=kind)
+    rec = retrieve_question(cfg, q, ds, llm=llm)
+    d = answer_question(llm, cfg, ds, q, rec, counter)
+    page_text = {(p.sha1, p.page): p.text or "" for pages in rec.candidates.values() for p in pages}
+    refs = [{"sha1": r["sha1"], "page": r["page"], "company": ds.report(r["sha1"]).company,
+             "snippet": _snippet(page_text.get((r["sha1"], r["page"]), ""), text, d["value"])}
+            for r in d["references"]]
+    return AskResult(question=text, kind=kind, kind_inferred=inferred, companies=companies, value=d["value"],
+                     references=refs, na_reason=d.get("na_reason"), seconds=d.get("seconds", 0.0),
+                     usage=d.get("usage", {}))
+
+
+def format_result(res: AskResult) -> str:
+    """The printed answer (see module docstring)."""
+    value = ", ".join(map(str, res.value)) if isinstance(res.value, list) else res.value
+    lines = [f"Answer: {value}",
+             f"Kind: {res.kind}" + (" (inferred; --kind to change)" if res.kind_inferred else ""),
+             f"Company: {', '.join(dict.fromkeys(res.companies))}"]
+    if res.na_reason:
+        lines.append(f"Why N/A: {res.na_reason}")
+    for r in res.references:
+        lines.append(f"  page {r['page']} of {r['company']} ({r['sha1'][:8]}): {r['snippet']}")
+    if not res.references:
+        lines.append("  (no page cited)")
+    tok = res.usage.get("prompt_tokens", 0) + res.usage.get("completion_tokens", 0)
+    lines.append(f"({res.seconds:.1f}s, {tok} tokens)")
+    return "\n".join(lines)
