@@ -270,3 +270,20 @@ def test_cross_encoder_without_weights_is_model_unavailable(make_cfg, tmp_path):
 
     with pytest.raises(ModelUnavailable, match="rerank"):
         get_cross_encoder(make_cfg(), str(tmp_path / "no-such-cross-encoder"))
+
+
+def test_retry_after_ms_is_waited_before_retry_after(fake_server, llm_for, monkeypatch):
+    """OpenAI's retry-after-ms (milliseconds) wins over Retry-After (seconds); without either, backoff."""
+    import rag.models.llm as llm_mod
+
+    waits = []
+    monkeypatch.setattr(llm_mod, "backoff_s", lambda attempt, base, cap, retry_after: waits.append(retry_after) or 0)
+    headers = iter([{"retry-after-ms": "250", "Retry-After": "7"}, {"Retry-After": "2"}, {}])
+
+    def reply(body, n):
+        h = next(headers, None)
+        return (429, "slow down", h) if h is not None else (200, "done", {})
+
+    llm = llm_for(fake_server(reply), max_retries=5, cache=False)
+    assert llm.complete(MSG).value == "done"
+    assert waits == [0.25, 2.0, None]

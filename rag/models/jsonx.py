@@ -3,8 +3,10 @@
 Contract:
 - ``extract_json(text)`` returns the first JSON object/array found in ``text`` and tolerates what small
   models emit around it: code fences, prose before/after, ``<think>`` blocks, raw control characters inside
-  strings, trailing commas, Python literals (True/False/None) outside strings. Raises ``ValueError`` with
-  the reason when no JSON value can be recovered.
+  strings, trailing commas, Python literals (True/False/None) outside strings; an object that is still
+  invalid is read by ``json_repair`` as a whole (bare keys, single quotes), never from a bracket inside
+  it; last, ``json_repair`` from the first brace (output cut at max_tokens). Raises ``ValueError`` with
+  the reason when no JSON value can be recovered (a repair call comes next).
 - ``parse_structured(text, schema)`` = ``schema.model_validate(extract_json(text))``; raises ``ValueError``
   (pydantic's ``ValidationError`` is one) when it does not fit.
 - ``schema_instruction(schema_json)`` / ``repair_messages(...)``: the schema-in-prompt text and the
@@ -107,17 +109,39 @@ def extract_json(text: str) -> Any:
             return _loads(s)
         except json.JSONDecodeError as e:
             last_err = e
-        for start in (i for i, ch in enumerate(s) if ch in "{["):
-            end = _balanced_end(s, start)
-            if end is None:
+        i = 0
+        while i < len(s):
+            if s[i] not in "{[" or (end := _balanced_end(s, i)) is None:
+                i += 1
                 continue
             try:
-                return _loads(s[start:end])
+                return _loads(s[i:end])
             except json.JSONDecodeError as e:
                 last_err = e
+            # A balanced but invalid object ("{'final_answer': 12.5, 'relevant_pages': [3]}"): repaired as
+            # a whole, never read from inside (its "[3]" is not the answer).
+            obj = _repaired(s[i:end])
+            if obj is not None:
+                return obj
+            i = end
+    # Last local fallback before a repair call: json-repair closes what a model left open (output cut at
+    # max_tokens). Only from the first brace: it would turn prose into a string value.
+    start = next((i for i, ch in enumerate(text) if ch in "{["), None)
+    obj = _repaired(text[start:]) if start is not None else None
+    if obj is not None:
+        return obj
     if last_err is None:
         raise ValueError(f"no JSON object found in model output: {text[:200]!r}")
     raise ValueError(f"model output is not valid JSON ({last_err}): {text[:200]!r}")
+
+
+def _repaired(candidate: str) -> Any:
+    """``json_repair``'s reading of ``candidate`` (bare keys, single quotes, unclosed brackets); None when it
+    recovers nothing (an empty object is not an answer)."""
+    import json_repair
+
+    obj = json_repair.repair_json(candidate, return_objects=True)
+    return obj if isinstance(obj, (dict, list)) and obj else None
 
 
 def parse_structured(text: str, schema: type[BaseModel]) -> BaseModel:

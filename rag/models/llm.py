@@ -140,6 +140,8 @@ class ChatLLM:
             if self._client is None or self._client_url != base_url:
                 from openai import OpenAI
 
+                # max_retries=0: the one retry loop is _request's. The client's own would retry a local server
+                # that died without restarting it, and would bypass the shared rate limiter between attempts.
                 self._client = OpenAI(api_key=key, base_url=base_url, timeout=c.timeout_s, max_retries=0)
                 self._client_url = base_url
             return self._client
@@ -215,7 +217,10 @@ class ChatLLM:
         if isinstance(e, (openai.APITimeoutError, openai.APIConnectionError)):
             return None, True
         if isinstance(e, openai.APIStatusError):
-            retry_after = parse_retry_after(e.response.headers.get("retry-after") if e.response is not None else None)
+            headers = e.response.headers if e.response is not None else {}
+            # OpenAI sends retry-after-ms (milliseconds) beside or instead of Retry-After (seconds or a date).
+            ms = parse_retry_after(headers.get("retry-after-ms"))
+            retry_after = ms / 1000 if ms is not None else parse_retry_after(headers.get("retry-after"))
             return retry_after, e.status_code in _RETRY_STATUS or e.status_code >= 500
         return None, False
 
