@@ -19,7 +19,10 @@ Contract (see ``base.LLM``):
   (``usage.restarts`` counts them); after that the call raises ``ModelUnavailable`` naming the signal.
 - Retries (own, the openai client's are off): 429, 5xx, timeouts and connection errors, up to
   ``cfg.llm.max_retries`` times, waiting Retry-After when the server sends it, else exponential backoff
-  with jitter. Requests/min and tokens/min budgets are shared by all threads of one client.
+  with jitter. Requests/min and tokens/min budgets are shared by all threads of one client, and inside a
+  Ray worker by every worker of the cluster (one actor per endpoint, ``ratelimit.limiter_for``).
+- A client pickles as its config: unpickled in another process (a Ray worker) it is that process's
+  ``get_llm(cfg)``.
 - ``complete_many(requests)``: results in request order, ``cfg.llm.concurrency`` threads.
 """
 from __future__ import annotations
@@ -36,7 +39,7 @@ from pydantic import BaseModel
 from .base import LLMResult, ModelError, ModelUnavailable, StructuredOutputError, Usage, UsageMeter
 from .cache import DiskCache, make_key
 from .jsonx import parse_structured, repair_messages, with_schema_prompt
-from .ratelimit import RateLimiter, backoff_s, parse_retry_after
+from .ratelimit import backoff_s, limiter_for, parse_retry_after
 
 # USD per 1M tokens (input, output); models not listed (local ones) cost 0.
 PRICES = {
@@ -99,13 +102,17 @@ class ChatLLM:
         self.model = c.gguf if c.backend == "llama_cpp" else c.model
         self.meter = UsageMeter()
         self.cache = DiskCache(cfg.path("cache_dir") / "llm.sqlite") if c.cache else None
-        self.limiter = RateLimiter(c.requests_per_minute, c.tokens_per_minute)
+        self.limiter = limiter_for(c)
         self.server = None
         self._client = None
         self._client_url: str | None = None
         self._lock = threading.Lock()
         self._count_lock = threading.Lock()
         self.http_requests = 0  # HTTP attempts actually sent (incl. failed ones), for tests/diagnostics
+
+    def __reduce__(self):
+        # Sent to another process (a Ray task's closure): it uses its own client for the same config.
+        return (get_llm, (self.cfg,))
 
     def check_available(self) -> None:
         """Cheap up-front checks (no server start, no request): weights / package / key present.

@@ -170,8 +170,8 @@ def run_parse(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
     stage = Stage(cfg, STAGE)
     pipeline, why = resolve_pipeline(cfg.parse)
     items = [Item(r.sha1, parse_key(cfg, r.sha1, pipeline), (report_file(r.sha1),), (str(r.pdf), cfg.parse, pipeline),
-                  label=r.company) for r in ds.reports]
-    executor = make_executor("processes", cfg.parse.workers)
+                  label=r.company, inputs=(str(r.pdf),)) for r in ds.reports]
+    executor = make_executor("processes", cfg.parse.workers, cfg)
     outcomes = run_items(stage, items, _parse_item, executor=executor, progress=progress, unit="report")
     rows = []
     for r in ds.reports:
