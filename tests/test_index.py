@@ -63,6 +63,23 @@ def test_bm25_tokens_keep_numbers_drop_stopwords():
         "revenue", "1234.5", "million", "2023", "record"]
 
 
+def test_bm25_stemmer_matches_word_forms_and_queries_follow_the_index(make_cfg, tmp_path, monkeypatch):
+    """index.bm25_stemmer=english: "delivering programmes" finds "delivered ... programme"; the index meta
+    records the stemmer and a query is tokenized as the index was built, whatever the asking config says."""
+    assert bm25_tokens("Acquired 2 acquisitions in 2023", "english") == ["acquir", "2", "acquisit", "2023"]
+    monkeypatch.setattr(rix, "get_embedder", lambda cfg: HashEmbedder(dim=64))
+    for stem, hit in (("english", True), ("none", False)):
+        cfg = make_cfg(overrides={"chunk.sizes": [60], "retrieve.chunk_size": 60, "index.bm25_stemmer": stem},
+                       run=f"stem-{stem}")
+        ds = setup(cfg, tmp_path, [make_report(A, "Acme", known_page=3)])
+        run_chunk(cfg, ds, progress=False)
+        run_index(cfg, ds, progress=False)
+        ix = load_report_index(cfg, A)
+        assert ix.meta["bm25_stemmer"] == stem
+        found = ix.bm25("delivering programmes", 3)
+        assert (bool(found) and ix.chunks[found[0][0]].page == 3) is hit
+
+
 def test_rrf_fuses_by_rank():
     fused = rrf([[1, 2], [2, 3]], k=60)  # ids of two rankings, best first (their scores do not count)
     assert max(fused, key=fused.get) == 2 and set(fused) == {1, 2, 3}

@@ -30,7 +30,7 @@ class ConfigError(ValueError):
 
 
 from .config_sections import (  # noqa: F401 - the sections are part of this module's interface
-    _Frozen, ParseConfig, CleanConfig, ChunkConfig, EmbedConfig, RetrieveConfig, RerankConfig, LLMConfig, AnswerConfig)
+    _Frozen, ParseConfig, CleanConfig, ChunkConfig, EmbedConfig, IndexConfig, RetrieveConfig, RerankConfig, LLMConfig, AnswerConfig)
 
 
 class RunConfig(_Frozen):
@@ -45,6 +45,7 @@ class RunConfig(_Frozen):
     clean: CleanConfig = CleanConfig()
     chunk: ChunkConfig = ChunkConfig()
     embed: EmbedConfig = EmbedConfig()
+    index: IndexConfig = IndexConfig()
     retrieve: RetrieveConfig = RetrieveConfig()
     rerank: RerankConfig = RerankConfig()
     llm: LLMConfig = LLMConfig()

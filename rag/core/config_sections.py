@@ -124,6 +124,13 @@ class EmbedConfig(_Frozen):
     cache: bool = True
 
 
+class IndexConfig(_Frozen):
+    # BM25 words stemmed before indexing and searching ("english": Snowball via PyStemmer, so "acquired"
+    # finds "acquisition"); "none" keeps the words as printed. The index records what it was built with
+    # and queries use the same.
+    bm25_stemmer: Literal["none", "english"] = "none"
+
+
 class RetrieveConfig(_Frozen):
     mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
     # Which indexed chunk size retrieval reads.

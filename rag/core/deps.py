@@ -33,7 +33,7 @@ OWN_SECTIONS: dict[str, tuple[str, ...]] = {
     "01_parse": ("parse",),
     "02_clean": ("clean",),
     "03_chunk": ("chunk",),
-    "04_index": ("embed",),
+    "04_index": ("embed", "index"),
     "05_retrieve": ("retrieve", "rerank"),
     "06_answer": ("answer", "llm"),
     "07_evaluate": (),
