@@ -126,7 +126,7 @@ def load_config(preset: str = "offline", overrides: Mapping[str, Any] | None = N
     data = _deep_merge(data, {k: v for k, v in top.items() if v is not None})
     data = _deep_merge(data, _nest(overrides or {}))
     try:
-        return RunConfig.model_validate(data)
+        cfg = RunConfig.model_validate(data)
     except ValidationError as e:
         problems = []
         for err in e.errors():
@@ -136,3 +136,15 @@ def load_config(preset: str = "offline", overrides: Mapping[str, Any] | None = N
             else:
                 problems.append(f"bad value for {loc!r}: {err['msg']} (got {err.get('input')!r})")
         raise ConfigError(f"config preset {preset!r}: " + "; ".join(problems)) from None
+    _check_files(cfg, preset)
+    return cfg
+
+
+def _check_files(cfg: RunConfig, preset: str) -> None:
+    """Model files the config names by path must exist (a key of the weights table is made by `make models`)."""
+    if cfg.llm.backend == "llama_cpp":
+        from ..models.weights import gguf_missing_hint, gguf_path, is_gguf_file
+
+        if is_gguf_file(cfg.llm.gguf) and not gguf_path(cfg.llm.gguf, cfg.path("models_dir")).is_file():
+            raise ConfigError(f"config preset {preset!r}: bad value for 'llm.gguf': "
+                              + gguf_missing_hint(cfg.llm.gguf, cfg.path("models_dir")))

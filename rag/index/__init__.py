@@ -47,7 +47,9 @@ from ..core.records import Chunk, IndexInfo
 CODE_VERSION = "index-2"  # 2: BM25 vocabulary in sorted order (byte-reproducible)
 STAGE = "04_index"
 COLUMNS = ["sha1", "company", "size", "chunks", "dim", "seconds", "bytes"]
-# Embed-config fields that change the vectors (batch size changes only speed).
+# Embed-config fields that change the vectors (batch size changes only speed); those of
+# deps.OMIT_WHEN_DEFAULT / UNUSED_WHEN (embed.hub, embed.long_text, ...) join only when they change the vectors,
+# so the metas of indexes built before they existed still match.
 _EMBED_KEYS = ("backend", "model", "max_input_tokens")
 # Numbers keep their digits and decimal point; thousands separators go ("1,234.5" -> "1234.5").
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+")
@@ -67,7 +69,9 @@ def get_embedder(cfg: RunConfig):
 
 def embed_config(cfg: RunConfig) -> dict[str, Any]:
     e = cfg.embed.model_dump(mode="json")
-    return {k: e[k] for k in _EMBED_KEYS}
+    later = (*deps.OMIT_WHEN_DEFAULT["embed"], *deps.UNUSED_WHEN["embed"])
+    omitted = deps.omitted_fields(cfg, "embed")
+    return {k: e[k] for k in (*_EMBED_KEYS, *later) if k in e and k not in omitted}
 
 
 def embed_query(cfg: RunConfig, text: str) -> np.ndarray:
