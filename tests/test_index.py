@@ -197,3 +197,12 @@ def test_real_chain_on_demo_corpus(demo_dir, make_cfg):
         dense_first += dense_pages[0] == s["page"]
     # MiniLM on whole chunks: a sentence may lose to a page that paraphrases it (seen: 1 of 4).
     assert dense_first >= 0.75 * len(sents)
+
+
+def test_default_stemmer_keeps_the_index_key_from_before_the_index_section(make_cfg):
+    from rag.core import deps
+
+    plain = make_cfg()
+    assert "index" not in deps.config_signature(plain, "04_index")
+    stem = make_cfg(overrides={"index.bm25_stemmer": "english"})
+    assert deps.config_signature(stem, "04_index")["index"] == {"bm25_stemmer": "english"}

@@ -56,7 +56,7 @@ EXECUTION_ONLY: dict[str, tuple[str, ...]] = {
 
 # Fields added after runs were made: left out of keys and signatures while at their default (the value that
 # reproduces the behaviour from before they existed), so existing outputs stay current; set, they count.
-OMIT_WHEN_DEFAULT: dict[str, tuple[str, ...]] = {"embed": ("hub", "long_text")}
+OMIT_WHEN_DEFAULT: dict[str, tuple[str, ...]] = {"embed": ("hub", "long_text"), "index": ("bm25_stemmer",)}
 # Fields that change nothing while another field of their section has a given value: then left out too.
 UNUSED_WHEN: dict[str, dict[str, tuple[str, Any]]] = {"embed": {"long_text_overlap": ("long_text", "truncate")}}
 
@@ -115,7 +115,10 @@ def config_signature(cfg, stage: str, per_item: bool = True) -> dict[str, Any]:
     """``{section: its config}`` that ``stage``'s own items depend on (part of every item key); with
     ``per_item=False`` the item axes stay in (what a whole stage folder depends on)."""
     dump = cfg.model_dump(mode="json")
-    return {s: _section(cfg, dump, s, per_item) for s in sections(cfg, stage)}
+    out = {s: _section(cfg, dump, s, per_item) for s in sections(cfg, stage)}
+    # A section added later whose every field is omitted at its default (index) drops out whole: the
+    # key stays the one from before the section existed.
+    return {s: v for s, v in out.items() if v != {} or s not in OMIT_WHEN_DEFAULT}
 
 
 def lineage(stage: str) -> list[str]:
