@@ -330,6 +330,6 @@ def main(argv: list[str] | None = None) -> int:
     d, question = a.dataset, f"Did {res.rows[0].company} announce a share buyback plan?"
     print(f"\n{d}: {len(res.rows)} report(s) {'linked' if a.link else 'copied'} into pdfs/, subset.csv, "
           f"questions.json.\nCheck the company names and currencies in {d / 'subset.csv'} (a question must name "
-          f"a company as written there, or without its 'Inc.'/'plc'),\nand replace the example questions in "
+          f"a company as written there, without its 'Inc.'/'plc', or by its leading words),\nand replace the example questions in "
           f"{d / 'questions.json'}. Then:\n  rag ask {shlex.quote(question)} --data {shlex.quote(str(d))}")
     return 0
