@@ -85,28 +85,29 @@ def dir_bytes(d: Path) -> int:
 
 def embedder_overflow(cfg, ds) -> dict[str, float] | None:
     """How much chunk text never reaches the dense index: chunks are sized in cl100k tokens, the local
-    embedder reads at most ``embed.max_input_tokens`` of its own wordpieces and truncates the rest.
-    Returns chunks, share of chunks over the limit, share of all wordpieces cut, p50/p90/max wordpieces
-    (None for a non-local embedder)."""
+    embedder reads at most ``embed.max_input_tokens`` of its own wordpieces ([CLS]/[SEP] included) and,
+    with ``embed.long_text="truncate"``, drops the rest. Returns chunks, share of chunks over the limit,
+    share of all wordpieces cut (0 with ``long_text="mean"``: every wordpiece is in some window), windows
+    per chunk (mean, max), p50/p90/max wordpieces (None for a non-local embedder)."""
     import numpy as np
 
     from rag.chunk import load_chunks
+    from rag.index import get_embedder
 
     if cfg.embed.backend != "local":
         return None
-    from transformers import AutoTokenizer
-
-    from rag.models.weights import embedding_model_path
-
-    tok = AutoTokenizer.from_pretrained(str(embedding_model_path(cfg.embed.model)))
-    tok.model_max_length = 10 ** 9  # count, do not warn: truncation is what is being measured
-    lens = np.array([len(tok(c.text)["input_ids"]) for r in ds.reports
-                     for c in load_chunks(cfg, r.sha1, cfg.retrieve.chunk_size)])
+    emb = get_embedder(cfg)
+    tok = emb.tokenizer  # packaged model, folder or hub name: the tokenizer the embedder itself uses
+    texts = [c.text for r in ds.reports for c in load_chunks(cfg, r.sha1, cfg.retrieve.chunk_size)]
+    lens = np.array([len(tok(t, verbose=False)["input_ids"]) for t in texts])
     if not len(lens):
         return None
     limit = cfg.embed.max_input_tokens
+    mean = cfg.embed.long_text == "mean"
+    windows = np.array([emb.windows_per_text(t) for t in texts]) if mean else np.ones(len(texts), dtype=int)
     return {"chunks": int(len(lens)), "over_limit": float((lens > limit).mean()),
-            "cut_share": float(np.clip(lens - limit, 0, None).sum() / lens.sum()),
+            "cut_share": 0.0 if mean else float(np.clip(lens - limit, 0, None).sum() / lens.sum()),
+            "windows_mean": float(windows.mean()), "windows_max": int(windows.max()),
             "p50": float(np.percentile(lens, 50)), "p90": float(np.percentile(lens, 90)), "max": int(lens.max())}
 
 
@@ -141,7 +142,8 @@ def main(argv=None) -> int:
         print(f"embedder input: {over['chunks']} chunks of size {cfg.retrieve.chunk_size}, wordpieces p50 "
               f"{over['p50']:.0f} p90 {over['p90']:.0f} max {over['max']}; over the {cfg.embed.max_input_tokens}-"
               f"wordpiece limit: {over['over_limit']:.1%} of chunks, {over['cut_share']:.1%} of all wordpieces "
-              f"never reach the dense index")
+              f"never reach the dense index (embed.long_text={cfg.embed.long_text}: {over['windows_mean']:.2f} "
+              f"windows a chunk, max {over['windows_max']})")
     rows, rates = hit_rates(cfg, ds)
     print(f"\npage hit@{cfg.retrieve.top_k_chunks} chunks, chunk size {cfg.retrieve.chunk_size}, "
           f"{len(rows)} gold pools (report given, no routing):")

@@ -126,9 +126,10 @@ def bench_contention(cfg, builds: list[tuple[str, str]], settings: list[str], ge
     import subprocess
 
     from rag.models.llama_server import LlamaServer
-    from rag.models.weights import gguf_path
+    from rag.models.weights import gguf_alias, gguf_path
 
     gguf = gguf_path(cfg.llm.gguf, cfg.path("models_dir"))
+    alias = gguf_alias(cfg.llm.gguf)  # llm.gguf may be a path
     rows = []
     for bname, wheel in builds:
         extra_path = _install_build(bname, wheel) if wheel else None
@@ -143,7 +144,7 @@ def bench_contention(cfg, builds: list[tuple[str, str]], settings: list[str], ge
                 if load == "busy":
                     busy = subprocess.Popen(["nice", "-n", "10", sys.executable, "-c",
                                              BUSY_LOOP.format(limit=busy_limit_s)])
-                srv = LlamaServer(gguf, cfg.llm.gguf, n_ctx=4096, n_threads=t, start_timeout_s=300,
+                srv = LlamaServer(gguf, alias, n_ctx=4096, n_threads=t, start_timeout_s=300,
                                   n_threads_batch=tb, env=env)
                 try:
                     srv.start()
@@ -153,7 +154,7 @@ def bench_contention(cfg, builds: list[tuple[str, str]], settings: list[str], ge
                         # the honest label of an "idle" row on a shared machine.
                         j0, s0, b0, w0 = (_cpu_jiffies(), _cpu_jiffies(srv.proc.pid),
                                           _cpu_jiffies(busy.pid) if busy else 0, time.time())
-                        got = _speeds(srv.base_url, cfg.llm.gguf, gen_tokens)
+                        got = _speeds(srv.base_url, alias, gen_tokens)
                         other = ((_cpu_jiffies() - j0) - (_cpu_jiffies(srv.proc.pid) - s0)
                                  - ((_cpu_jiffies(busy.pid) - b0) if busy else 0))
                         other_pct = 100 * other / os.sysconf("SC_CLK_TCK") / (time.time() - w0)

@@ -96,8 +96,9 @@ def main(argv=None) -> int:
             for q in qs:
                 recs[q.qid] = retrieve_question(cfg, q, ds, llm=llm)
                 if llm is not None:
-                    print(f"#   {name} {q.qid}: {recs[q.qid]['seconds']:.1f} s", flush=True)
-                tokens += recs[q.qid]["usage"]["prompt_tokens"] + recs[q.qid]["usage"]["completion_tokens"]
+                    print(f"#   {name} {q.qid}: {recs[q.qid].seconds:.1f} s", flush=True)
+                usage = recs[q.qid].usage  # a RetrievalRecord (typed); usage is the model layer's dict
+                tokens += usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
             spq = (time.perf_counter() - t0) / max(1, len(qs))
             orders = ["final"] + (["retrieval"] if cfg.rerank.mode != "none" else [])
             for order in orders:

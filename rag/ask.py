@@ -71,7 +71,7 @@ def routed_companies(ds: Dataset, text: str) -> list[str]:
     if not routed:
         names = "; ".join(sorted({r.company for r in ds.reports}))
         raise QuestionError(f"the question names no company of {ds.root}: write one of: {names} "
-                            "(a short form such as the name without 'Inc.' or 'plc' also works)")
+                            "(a short form also works: the name without 'Inc.'/'plc', or its leading words such as 'Downer')")
     return [ds.report(s).company for s in routed]
 
 

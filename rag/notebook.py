@@ -9,6 +9,8 @@ from .core.artifacts import read_manifest
 from .core.config import RunConfig
 from .core.dataset import Dataset
 
+MAX_ROWS = 500  # per-question tables of a full round (100+ questions) show every row
+
 
 def setup(preset: str, data_dir: str, run: str, overrides: dict[str, Any] | None = None,
           executor: str | None = None) -> tuple[RunConfig, Dataset]:
@@ -18,6 +20,7 @@ def setup(preset: str, data_dir: str, run: str, overrides: dict[str, Any] | None
 
     pd.set_option("display.max_colwidth", 120)
     pd.set_option("display.width", 200)
+    pd.set_option("display.max_rows", MAX_ROWS)
     if executor:
         overrides = {**(overrides or {}), "execution.executor": executor}
     cfg, ds = prepare(preset, data_dir, run, overrides)
@@ -32,3 +35,18 @@ def manifest_summary(cfg: RunConfig, stage: str) -> pd.DataFrame:
     row = {"stage": stage, "seconds": m.get("seconds"), **{f"count.{k}": v for k, v in m.get("counts", {}).items()},
            **{f"tokens.{k}": v for k, v in m.get("tokens", {}).items()}}
     return pd.DataFrame([row])
+
+
+def show_page_figure(cfg: RunConfig, ds: Dataset) -> None:
+    """Display 01's figure: the parsed page with the most tables, table boxes drawn (nothing when none)."""
+    from IPython.display import Image, display
+
+    from .reports import page_with_tables_png
+
+    fig = page_with_tables_png(cfg, ds)
+    if fig is None:
+        print("no parsed page has a table with a box")
+        return
+    caption, png = fig
+    print(caption)
+    display(Image(data=png))

@@ -43,7 +43,7 @@ def test_help_lists_every_command_and_an_unknown_one_exits_2(capsys):
     assert "unknown command 'frobnicate'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("cmd", ["ask", "run", "check", "score", "ablate", "valgen", "lab", "kernel"])
+@pytest.mark.parametrize("cmd", ["init", "ask", "run", "check", "score", "ablate", "valgen", "lab", "kernel"])
 def test_every_subcommand_has_help(cmd, capsys):
     with pytest.raises(SystemExit) as e:
         main([cmd, "--help"])
@@ -57,6 +57,14 @@ def test_a_bad_dataset_is_one_message_without_traceback_and_debug_shows_it(tmp_p
     assert err.startswith("error: DatasetError:") and "subset.csv: missing file" in err and "Traceback" not in err
     with pytest.raises(Exception, match="subset.csv"):
         main(["ask", "Did Acme Corp grow?", "--data", str(tmp_path), "--debug"])
+
+
+def test_rag_init_on_a_folder_without_pdfs_is_one_error_line(tmp_path, capsys):
+    (tmp_path / "reports").mkdir()
+    assert main(["init", str(tmp_path / "mine"), "--pdfs", str(tmp_path / "reports")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: InitError:") and "no .pdf files" in err and err.count("\n") == 1
+    assert not (tmp_path / "mine").exists()
 
 
 def test_a_question_naming_no_company_fails_before_indexing(demo_dir, tmp_path, capsys):

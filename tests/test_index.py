@@ -63,6 +63,23 @@ def test_bm25_tokens_keep_numbers_drop_stopwords():
         "revenue", "1234.5", "million", "2023", "record"]
 
 
+def test_bm25_stemmer_matches_word_forms_and_queries_follow_the_index(make_cfg, tmp_path, monkeypatch):
+    """index.bm25_stemmer=english: "delivering programmes" finds "delivered ... programme"; the index meta
+    records the stemmer and a query is tokenized as the index was built, whatever the asking config says."""
+    assert bm25_tokens("Acquired 2 acquisitions in 2023", "english") == ["acquir", "2", "acquisit", "2023"]
+    monkeypatch.setattr(rix, "get_embedder", lambda cfg: HashEmbedder(dim=64))
+    for stem, hit in (("english", True), ("none", False)):
+        cfg = make_cfg(overrides={"chunk.sizes": [60], "retrieve.chunk_size": 60, "index.bm25_stemmer": stem},
+                       run=f"stem-{stem}")
+        ds = setup(cfg, tmp_path, [make_report(A, "Acme", known_page=3)])
+        run_chunk(cfg, ds, progress=False)
+        run_index(cfg, ds, progress=False)
+        ix = load_report_index(cfg, A)
+        assert ix.meta["bm25_stemmer"] == stem
+        found = ix.bm25("delivering programmes", 3)
+        assert (bool(found) and ix.chunks[found[0][0]].page == 3) is hit
+
+
 def test_rrf_fuses_by_rank():
     fused = rrf([[1, 2], [2, 3]], k=60)  # ids of two rankings, best first (their scores do not count)
     assert max(fused, key=fused.get) == 2 and set(fused) == {1, 2, 3}
@@ -180,3 +197,12 @@ def test_real_chain_on_demo_corpus(demo_dir, make_cfg):
         dense_first += dense_pages[0] == s["page"]
     # MiniLM on whole chunks: a sentence may lose to a page that paraphrases it (seen: 1 of 4).
     assert dense_first >= 0.75 * len(sents)
+
+
+def test_default_stemmer_keeps_the_index_key_from_before_the_index_section(make_cfg):
+    from rag.core import deps
+
+    plain = make_cfg()
+    assert "index" not in deps.config_signature(plain, "04_index")
+    stem = make_cfg(overrides={"index.bm25_stemmer": "english"})
+    assert deps.config_signature(stem, "04_index")["index"] == {"bm25_stemmer": "english"}

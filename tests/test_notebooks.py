@@ -28,6 +28,21 @@ def test_all_notebooks_run_headless(demo_dir, tmp_path):
     # executed notebooks carry their outputs (the summary table of each stage)
     nb = json.loads((run_dir / "notebooks" / "01_parse.ipynb").read_text())
     assert any(c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code")
+    # Issue 17: executed notebooks read as reports without widgets (interactive=False here).
+    assert "pages_with_tables" in _outputs(run_dir, "01_parse") and "image/png" in _outputs(run_dir, "01_parse")
+    assert "with_currency" in _outputs(run_dir, "02_clean")
+    assert "past_limit" in _outputs(run_dir, "03_chunk") and "over 256" in _outputs(run_dir, "03_chunk")
+    assert "embed_seconds" in _outputs(run_dir, "04_index")
+    out05 = _outputs(run_dir, "05_retrieve")
+    for col in ("routing", "top pages (final score)", "gold rank", "hit@1"):
+        assert col in out05, col
+    for q in questions[:3]:
+        assert q["text"][:40] in out05  # one row per question
+    out06 = _outputs(run_dir, "06_answer")
+    for col in ("answer", "cited", "snippet", "gold", "right", "ref_score"):
+        assert f"<th>{col}</th>" in out06, col
+    assert "earlier scored runs" not in _outputs(run_dir, "07_evaluate")  # comments are not outputs
+    assert "answer_accuracy" in _outputs(run_dir, "07_evaluate")
 
     # Issue 18: with the LLM cache, a second 05..06 over the same 01..04 gives the same submission bytes
     # and the same 05 records (timings and usage aside).
@@ -49,3 +64,16 @@ def test_all_notebooks_run_headless(demo_dir, tmp_path):
 
     first = sorted((run_dir / "05_retrieve").glob("q*.json"))
     assert first and all(content(p) == content(cfg2.run_dir / "05_retrieve" / p.name) for p in first)
+
+
+def _outputs(run_dir, name: str) -> str:
+    """Every output (text, HTML, image mime types) of an executed notebook, as one string."""
+    nb = json.loads((run_dir / "notebooks" / f"{name}.ipynb").read_text())
+    parts = []
+    for c in nb["cells"]:
+        for o in c.get("outputs", []):
+            parts.append("".join(o.get("text", "")))
+            for mime, data in o.get("data", {}).items():
+                parts.append(mime)
+                parts.append(data if isinstance(data, str) else "".join(data))
+    return "\n".join(parts)

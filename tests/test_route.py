@@ -101,3 +101,22 @@ def test_routing_status_unrouted_and_ambiguous():
     assert routing_status("Did Aurelia Pharma pay a dividend?", "boolean", twins) == "ambiguous"
     q = 'Which of the companies had the highest revenue: "Vopak N.V.", "Aurelia Pharma AG"?'
     assert routing_status(q, "comparative", REPORTS) == "ok"
+
+
+def test_short_forms_route_when_unique_and_written_as_names():
+    reports = {**REPORTS, "d": "Downer EDI Limited", "p": "Poste Italiane S.p.A.", "fb": "First Bancorp",
+               "ab": "abrdn Japan Investment Trust plc", "bi": "Bank of Ireland Group plc"}
+    assert route("Did Downer announce a share buyback plan?", reports) == ["d"]
+    assert route("What was the net income of Poste Italiane in 2023?", reports) == ["p"]
+    assert route("What is the NAV of abrdn Japan?", reports) == ["ab"]
+    # Lowercase common word, a generic first word, a part ending on a connective: no route.
+    assert route("Did the downer mood persist?", reports) == []
+    assert route("First, what was the revenue?", reports) == []
+    assert route("Was Bank of credit mentioned?", reports) == []
+    # A part shared by two companies ("Kelly Partners", "Harrow") keeps its old meaning only.
+    assert route("Which positions changed at Kelly Partners?", reports) == ["kp"]
+    assert route("What did Harrow pay out?", reports) == ["h"]
+    # A full name still wins over a short form inside it.
+    assert route("Did Downer EDI Limited grow?", reports) == ["d"]
+    from rag.retrieve.route import routing_status
+    assert routing_status("Did Downer or Sonic pay?", "boolean", {**reports, "s2": "Sonic Automotive, Inc."}) == "ambiguous"

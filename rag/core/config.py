@@ -30,8 +30,8 @@ class ConfigError(ValueError):
 
 
 from .config_sections import (  # noqa: F401 - the sections are part of this module's interface
-    _Frozen, ParseConfig, CleanConfig, ChunkConfig, EmbedConfig, RetrieveConfig, RerankConfig, LLMConfig, AnswerConfig,
-    ExecutionConfig)
+    _Frozen, ParseConfig, CleanConfig, ChunkConfig, EmbedConfig, IndexConfig, RetrieveConfig, RerankConfig, LLMConfig,
+    AnswerConfig, ExecutionConfig)
 
 
 class RunConfig(_Frozen):
@@ -46,6 +46,7 @@ class RunConfig(_Frozen):
     clean: CleanConfig = CleanConfig()
     chunk: ChunkConfig = ChunkConfig()
     embed: EmbedConfig = EmbedConfig()
+    index: IndexConfig = IndexConfig()
     retrieve: RetrieveConfig = RetrieveConfig()
     rerank: RerankConfig = RerankConfig()
     llm: LLMConfig = LLMConfig()
@@ -130,7 +131,7 @@ def load_config(preset: str = "offline", overrides: Mapping[str, Any] | None = N
     data = _deep_merge(data, {k: v for k, v in top.items() if v is not None})
     data = _deep_merge(data, _nest(overrides or {}))
     try:
-        return RunConfig.model_validate(data)
+        cfg = RunConfig.model_validate(data)
     except ValidationError as e:
         problems = []
         for err in e.errors():
@@ -140,3 +141,15 @@ def load_config(preset: str = "offline", overrides: Mapping[str, Any] | None = N
             else:
                 problems.append(f"bad value for {loc!r}: {err['msg']} (got {err.get('input')!r})")
         raise ConfigError(f"config preset {preset!r}: " + "; ".join(problems)) from None
+    _check_files(cfg, preset)
+    return cfg
+
+
+def _check_files(cfg: RunConfig, preset: str) -> None:
+    """Model files the config names by path must exist (a key of the weights table is made by `make models`)."""
+    if cfg.llm.backend == "llama_cpp":
+        from ..models.weights import gguf_missing_hint, gguf_path, is_gguf_file
+
+        if is_gguf_file(cfg.llm.gguf) and not gguf_path(cfg.llm.gguf, cfg.path("models_dir")).is_file():
+            raise ConfigError(f"config preset {preset!r}: bad value for 'llm.gguf': "
+                              + gguf_missing_hint(cfg.llm.gguf, cfg.path("models_dir")))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, model_validator
 
 
 class _Frozen(BaseModel):
@@ -113,15 +113,45 @@ class ChunkConfig(_Frozen):
 
 
 class EmbedConfig(_Frozen):
+    # local: sentence-transformers in this process; openai: the OpenAI embeddings protocol (OpenAI itself, or
+    # any /v1/embeddings server by base_url: Ollama, vLLM, llama.cpp).
     backend: Literal["local", "openai"] = "local"
+    # local: a packaged model (all-MiniLM-L6-v2, rag/models/weights.py), a sentence-transformers model
+    # folder by path, or (with hub = true) a model hub name; openai: the model name the server knows.
     model: str = "all-MiniLM-L6-v2"
+    # local: let sentence-transformers fetch `model` from the model hub (off: never reach a hub).
+    hub: bool = False
+    # openai backend: an OpenAI-compatible server's URL ending in /v1 (None: api.openai.com). With a
+    # base_url the API key is optional (sent when api_key_env is set). Where, not what: not in any key.
+    base_url: str | None = None
     batch_size: int = Field(64, ge=1)
-    # Input limit of the embedding model in its own tokens (MiniLM: 256 wordpieces); longer text is truncated.
+    # Input limit of the embedding model in its own tokens (MiniLM: 256 wordpieces incl. [CLS]/[SEP]).
     max_input_tokens: int = Field(256, ge=1)
+    # Text longer than max_input_tokens: "truncate" embeds its head only; "mean" (local backend) embeds
+    # overlapping windows of max_input_tokens wordpieces (long_text_overlap shared) and averages them.
+    long_text: Literal["truncate", "mean"] = "truncate"
+    long_text_overlap: int = Field(32, ge=0)
     # openai backend: env var holding the API key (the key itself is never stored or logged).
     api_key_env: str = "OPENAI_API_KEY"
     # Disk cache of vectors keyed by model + text under cache_dir (re-embedding unchanged text is free).
     cache: bool = True
+
+    @model_validator(mode="after")
+    def _check(self) -> "EmbedConfig":
+        if self.base_url and self.backend != "openai":
+            raise ValueError("embed.base_url is read by embed.backend=openai (the OpenAI embeddings protocol, "
+                             "any /v1/embeddings server): set embed.backend=openai")
+        if self.long_text == "mean" and self.long_text_overlap >= self.max_input_tokens // 2:
+            raise ValueError(f"embed.long_text_overlap={self.long_text_overlap} must be below half of "
+                             f"embed.max_input_tokens={self.max_input_tokens}")
+        return self
+
+
+class IndexConfig(_Frozen):
+    # BM25 words stemmed before indexing and searching ("english": Snowball via PyStemmer, so "acquired"
+    # finds "acquisition"); "none" keeps the words as printed. The index records what it was built with
+    # and queries use the same.
+    bm25_stemmer: Literal["none", "english"] = "none"
 
 
 class RetrieveConfig(_Frozen):
@@ -177,7 +207,8 @@ class LLMConfig(_Frozen):
     model: str = "qwen2.5-coder-1.5b"
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
-    # Name of the weights entry in rag/models/weights.py for the llama_cpp backend.
+    # llama_cpp backend: a weights entry of rag/models/weights.py, or a path to any .gguf file (absolute, or
+    # relative to the working directory, models_dir or the project root); served under the file's name.
     gguf: str = "qwen2.5-coder-1.5b"
     n_ctx: int = Field(8192, ge=512)
     # Threads for generation and for prompt processing (None: = n_threads). With threads = cores, any other

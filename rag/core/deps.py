@@ -10,7 +10,8 @@ Contract:
   06 always). Currency keys (:func:`config_signature`) and rag.ablate's sharing
   (:func:`lineage_signature`) both read it, so they cannot disagree.
 - Speed-only knobs (:data:`EXECUTION_ONLY`, and the ``execution`` section: where items run) are left out:
-  changing them re-runs nothing.
+  changing them re-runs nothing. Fields added later (:data:`OMIT_WHEN_DEFAULT`) are left out while at
+  their default, so older outputs stay current.
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ OWN_SECTIONS: dict[str, tuple[str, ...]] = {
     "01_parse": ("parse",),
     "02_clean": ("clean",),
     "03_chunk": ("chunk",),
-    "04_index": ("embed",),
+    "04_index": ("embed", "index"),
     "05_retrieve": ("retrieve", "rerank"),
     "06_answer": ("answer", "llm"),
     "07_evaluate": (),
@@ -52,7 +53,15 @@ EXECUTION_ONLY: dict[str, tuple[str, ...]] = {
     "clean": ("ocr_threads",),
     # How the local model server runs (threads for prompts, OpenMP waiting, restarts), not what it answers.
     "llm": ("n_threads_batch", "server_env", "server_max_restarts"),
+    # Where the embedding server runs, not what it computes (embed.model says that).
+    "embed": ("base_url",),
 }
+
+# Fields added after runs were made: left out of keys and signatures while at their default (the value that
+# reproduces the behaviour from before they existed), so existing outputs stay current; set, they count.
+OMIT_WHEN_DEFAULT: dict[str, tuple[str, ...]] = {"embed": ("hub", "long_text"), "index": ("bm25_stemmer",)}
+# Fields that change nothing while another field of their section has a given value: then left out too.
+UNUSED_WHEN: dict[str, dict[str, tuple[str, Any]]] = {"embed": {"long_text_overlap": ("long_text", "truncate")}}
 
 # Fields that list which items a stage makes (one item per chunk size) rather than change an item:
 # out of item keys (adding size 1000 keeps size 300 current), in sharing signatures (a run asking for
@@ -86,9 +95,22 @@ def sections(cfg, stage: str) -> tuple[str, ...]:
     return own
 
 
-def _section(dump: dict[str, Any], name: str, per_item: bool) -> Any:
+def omitted_fields(cfg, name: str) -> tuple[str, ...]:
+    """Fields of section ``name`` left out of keys under ``cfg``: those of :data:`OMIT_WHEN_DEFAULT` at their
+    default and those of :data:`UNUSED_WHEN` whose condition holds."""
+    section = getattr(cfg, name, None)
+    if section is None:
+        return ()
+    fields = type(section).model_fields
+    out = [k for k in OMIT_WHEN_DEFAULT.get(name, ()) if k in fields and getattr(section, k) == fields[k].default]
+    out += [k for k, (other, value) in UNUSED_WHEN.get(name, {}).items() if getattr(section, other, None) == value]
+    return tuple(out)
+
+
+def _section(cfg, dump: dict[str, Any], name: str, per_item: bool) -> Any:
     value = dump[name]
-    drop = EXECUTION_ONLY.get(name, ()) + (ITEM_AXES.get(name, ()) if per_item else ())
+    drop = (EXECUTION_ONLY.get(name, ()) + (ITEM_AXES.get(name, ()) if per_item else ())
+            + omitted_fields(cfg, name))
     return {k: v for k, v in value.items() if k not in drop} if isinstance(value, dict) else value
 
 
@@ -96,7 +118,10 @@ def config_signature(cfg, stage: str, per_item: bool = True) -> dict[str, Any]:
     """``{section: its config}`` that ``stage``'s own items depend on (part of every item key); with
     ``per_item=False`` the item axes stay in (what a whole stage folder depends on)."""
     dump = cfg.model_dump(mode="json")
-    return {s: _section(dump, s, per_item) for s in sections(cfg, stage)}
+    out = {s: _section(cfg, dump, s, per_item) for s in sections(cfg, stage)}
+    # A section added later whose every field is omitted at its default (index) drops out whole: the
+    # key stays the one from before the section existed.
+    return {s: v for s, v in out.items() if v != {} or s not in OMIT_WHEN_DEFAULT}
 
 
 def lineage(stage: str) -> list[str]:

@@ -115,6 +115,7 @@ class IndexInfo(_Rec):
     chunk_key: str = ""  # 03's currency key of the chunk file
     chunk_sha256: str | None = None  # sha256 of the chunk file the index rows come from
     bm25_files: list[str] = Field(default_factory=list)
+    bm25_stemmer: str = "none"  # how the BM25 words were stemmed (queries must match)
     embed_seconds: float = Field(0.0, exclude=True)  # timing goes to the item record, not the index files
     code_version: str = ""
 

@@ -47,7 +47,9 @@ from ..core.records import Chunk, IndexInfo
 CODE_VERSION = "index-2"  # 2: BM25 vocabulary in sorted order (byte-reproducible)
 STAGE = "04_index"
 COLUMNS = ["sha1", "company", "size", "chunks", "dim", "seconds", "bytes"]
-# Embed-config fields that change the vectors (batch size changes only speed).
+# Embed-config fields that change the vectors (batch size changes only speed); those of
+# deps.OMIT_WHEN_DEFAULT / UNUSED_WHEN (embed.hub, embed.long_text, ...) join only when they change the vectors,
+# so the metas of indexes built before they existed still match.
 _EMBED_KEYS = ("backend", "model", "max_input_tokens")
 # Numbers keep their digits and decimal point; thousands separators go ("1,234.5" -> "1234.5").
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+")
@@ -67,7 +69,9 @@ def get_embedder(cfg: RunConfig):
 
 def embed_config(cfg: RunConfig) -> dict[str, Any]:
     e = cfg.embed.model_dump(mode="json")
-    return {k: e[k] for k in _EMBED_KEYS}
+    later = (*deps.OMIT_WHEN_DEFAULT["embed"], *deps.UNUSED_WHEN["embed"])
+    omitted = deps.omitted_fields(cfg, "embed")
+    return {k: e[k] for k in (*_EMBED_KEYS, *later) if k in e and k not in omitted}
 
 
 def embed_query(cfg: RunConfig, text: str) -> np.ndarray:
@@ -91,8 +95,19 @@ def _stopwords() -> frozenset[str]:
     return frozenset(STOPWORDS_EN)
 
 
-def bm25_tokens(text: str) -> list[str]:
-    """Lowercased words and numbers, English stopwords and one-letter words dropped."""
+@lru_cache(maxsize=2)
+def _stemmer(name: str):
+    """A Snowball stemmer (PyStemmer) for ``name``; ImportError names the package when it is missing."""
+    try:
+        import Stemmer
+    except ImportError as e:  # an optional speed/quality extra, not a core dependency of the default
+        raise ImportError("index.bm25_stemmer needs the PyStemmer package (pip install PyStemmer)") from e
+    return Stemmer.Stemmer(name)
+
+
+def bm25_tokens(text: str, stemmer: str = "none") -> list[str]:
+    """Lowercased words and numbers, English stopwords and one-letter words dropped; words stemmed
+    (numbers never) when ``stemmer`` is a Snowball language ("english")."""
     stop = _stopwords()
     out = []
     for tok in _TOKEN.findall(text.lower()):
@@ -100,6 +115,9 @@ def bm25_tokens(text: str) -> list[str]:
             out.append(tok.replace(",", ""))
         elif len(tok) > 1 and tok not in stop:
             out.append(tok)
+    if stemmer != "none":
+        stem = _stemmer(stemmer)
+        out = [t if t[0].isdigit() else stem.stemWord(t) for t in out]
     return out
 
 
@@ -137,7 +155,7 @@ def _build_one(cfg: RunConfig, embedder, sha1: str, size: int, chunk_key: str) -
         retriever = bm25s.BM25()
         # Token ids from a sorted vocabulary: bm25s numbers tokens in set order when given strings, which
         # changes with PYTHONHASHSEED, so the saved files would differ between identical runs.
-        docs = [bm25_tokens(t) for t in texts]
+        docs = [bm25_tokens(t, cfg.index.bm25_stemmer) for t in texts]
         vocab = {w: i for i, w in enumerate(sorted({w for d in docs for w in d}))}
         retriever.index(([[vocab[w] for w in d] for d in docs], vocab), show_progress=False)
         with tempfile.TemporaryDirectory() as tmp:  # bm25s writes plain files: the loop copies them in atomically
@@ -148,7 +166,7 @@ def _build_one(cfg: RunConfig, embedder, sha1: str, size: int, chunk_key: str) -
     meta = IndexInfo(sha1=sha1, size=size, model_name=embedder.model_name, dim=dim, embed=embed_config(cfg),
                      chunks=len(chunks), chunk_file=chunk_file(sha1, size), chunk_key=chunk_key,
                      chunk_sha256=file_sha256(stage_dir(cfg, CHUNK_STAGE) / chunk_file(sha1, size)),
-                     bm25_files=bm25_files, embed_seconds=round(embed_s, 3), code_version=CODE_VERSION)
+                     bm25_files=bm25_files, bm25_stemmer=cfg.index.bm25_stemmer, embed_seconds=round(embed_s, 3), code_version=CODE_VERSION)
     files[meta_name] = Json(meta.model_dump(mode="json"))
     info = {"chunks": len(chunks), "dim": dim, "model_name": embedder.model_name, "embed_seconds": meta.embed_seconds,
             "bytes": sum(len(v) for v in files.values() if isinstance(v, bytes))}
@@ -257,7 +275,8 @@ class ReportIndex:
 
     def bm25(self, query: str, k: int) -> list[tuple[int, float]]:
         """Top ``k`` chunks by BM25 score (> 0 only), best first."""
-        toks = bm25_tokens(query)
+        # Tokenized as the index was built (its meta), whatever the config asking now says.
+        toks = bm25_tokens(query, self.meta.get("bm25_stemmer", "none"))
         k = min(k, len(self.chunks))
         if self.bm25_index is None or not toks or k <= 0:
             return []

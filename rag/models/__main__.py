@@ -1,4 +1,5 @@
-"""``python -m rag.models --check [--preset offline] [--setup]``: real calls through the configured models.
+"""``python -m rag.models --check [--preset offline] [--set KEY=VALUE ...] [--setup]``: real calls through the
+configured models (``--set`` as in ``rag.pipeline``: ``--set llm.gguf=path/to/any.gguf``).
 
 ``--check``: prints backend, model, the llama.cpp build and system info line (which SIMD sets it uses),
 the structured answer to a small real prompt, usage and seconds, then the embedder's dimension.
@@ -41,6 +42,15 @@ def _llama_lines(cfg) -> list[str]:
     return [f"llama.cpp build: {build_info()}", f"llama.cpp system info: {system_info()}", f"cpu: {cpu_summary()}"]
 
 
+def model_label(cfg) -> str:
+    """The chat model in words: the served name and, for a GGUF, its file."""
+    if cfg.llm.backend != "llama_cpp":
+        return cfg.llm.model + (f" at {cfg.llm.base_url}" if cfg.llm.base_url else "")
+    from .weights import gguf_alias, gguf_path
+
+    return f"{gguf_alias(cfg.llm.gguf)} ({gguf_path(cfg.llm.gguf, cfg.path('models_dir'))})"
+
+
 def setup_check(cfg) -> int:
     """One short real completion; 0 when the model answers, else 1 with one clear message."""
     from . import get_llm, shutdown_all
@@ -51,7 +61,7 @@ def setup_check(cfg) -> int:
         r = get_llm(cfg).complete(SETUP_PROMPT, max_tokens=SETUP_MAX_TOKENS)
     except ModelError as e:
         first = str(e).strip().splitlines()[0]
-        print(f"MODEL CHECK FAILED: {cfg.llm.backend} model {cfg.llm.model!r} did not answer: {first}",
+        print(f"MODEL CHECK FAILED: {cfg.llm.backend} model {model_label(cfg)} did not answer: {first}",
               file=sys.stderr)
         for line in _llama_lines(cfg):
             print(f"  {line}", file=sys.stderr)
@@ -60,7 +70,7 @@ def setup_check(cfg) -> int:
         return 1
     finally:
         shutdown_all()
-    print(f"model check: {cfg.llm.backend} {cfg.llm.model} answered {r.raw.strip()[:40]!r} "
+    print(f"model check: {cfg.llm.backend} {model_label(cfg)} answered {r.raw.strip()[:40]!r} "
           f"({r.usage.completion_tokens} tokens, {time.time() - t0:.1f}s incl. server start)")
     return 0
 
@@ -71,16 +81,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--preset", default="offline")
     ap.add_argument("--setup", action="store_true", help="one short uncached completion (setup's proof)")
     ap.add_argument("--no-cache", action="store_true", help="bypass the completion cache (a real call)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="config override, e.g. llm.gguf=data/models/x.gguf or embed.model=path/to/folder")
     args = ap.parse_args(argv)
     from ..core.config import load_config
+    from ..pipeline import parse_set
     from . import count_tokens, get_embedder, get_llm, shutdown_all
     from .base import ModelError
 
     no_cache = args.no_cache or args.setup
-    cfg = load_config(args.preset, overrides={"llm.cache": False} if no_cache else None)
+    overrides = {**parse_set(args.set), **({"llm.cache": False} if no_cache else {})}
+    cfg = load_config(args.preset, overrides=overrides)
     if args.setup:
         return setup_check(cfg)
-    print(f"backend: {cfg.llm.backend}  model: {cfg.llm.model}  structured: {cfg.llm.structured}")
+    print(f"backend: {cfg.llm.backend}  model: {model_label(cfg)}  structured: {cfg.llm.structured}")
     for line in _llama_lines(cfg):
         print(line)
     try:
@@ -93,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"usage: {r.usage.as_dict()}")
         print(f"seconds: {dt:.2f} (incl. server start when not cached)")
         e = get_embedder(cfg)
-        print(f"embedder: {cfg.embed.backend} {e.model_name} dim={e.embed(['check']).shape[1]}")
+        where = f" at {cfg.embed.base_url}" if cfg.embed.base_url else ""
+        print(f"embedder: {cfg.embed.backend} {e.model_name}{where} dim={e.embed(['check']).shape[1]} "
+              f"max_input_tokens={cfg.embed.max_input_tokens} long_text={cfg.embed.long_text}")
     except ModelError as e:
         print(f"UNAVAILABLE: {e}", file=sys.stderr)
         return 1

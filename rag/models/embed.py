@@ -1,11 +1,20 @@
-"""Text embedders: local sentence-transformers (offline MiniLM package) and OpenAI, with a disk cache.
+"""Text embedders: local sentence-transformers and the OpenAI embeddings protocol, with a disk cache.
 
 Contract (see ``base.Embedder``): ``embed(texts) -> float32 (n, dim)``, rows L2-normalized so the inner
-product is the cosine similarity (higher = more similar). Text longer than the model's input limit
-(``cfg.embed.max_input_tokens``, in the model's own tokens) is truncated. With ``cfg.embed.cache`` each
-vector is stored under ``<cache_dir>/embeddings.sqlite`` keyed by (backend, model, input limit, text), so
-re-embedding unchanged text loads no model and sends no request. ``embedder.meter`` counts batches sent
-(``requests``), tokens (openai) and cache hits (one call per text).
+product is the cosine similarity (higher = more similar).
+- Which model: ``local`` loads ``cfg.embed.model`` as a packaged model (the offline MiniLM), a
+  sentence-transformers model folder by path, or, with ``cfg.embed.hub``, a model hub name (the only case
+  that may reach a hub). ``openai`` calls ``/v1/embeddings`` of OpenAI or, with ``cfg.embed.base_url``, of
+  any compatible server (Ollama, vLLM, llama.cpp); with a base_url no API key is needed.
+- Long text (over ``cfg.embed.max_input_tokens``, in the model's own tokens: wordpieces incl. [CLS]/[SEP]
+  for local, cl100k for openai): ``long_text="truncate"`` embeds its head only; ``"mean"`` embeds
+  overlapping windows of that length (``long_text_overlap`` tokens shared, the last window ends at the
+  text's end) and returns the renormalized mean of the windows' unit vectors. Text that fits is one
+  window: its vector is the truncate vector.
+- With ``cfg.embed.cache`` each vector is stored under ``<cache_dir>/embeddings.sqlite`` keyed by
+  (backend, model, input limit, text) (+ ``("mean", overlap)`` in mean mode), so re-embedding unchanged
+  text loads no model and sends no request. ``embedder.meter`` counts batches sent (``requests``), tokens
+  (openai) and cache hits (one call per text).
 """
 from __future__ import annotations
 
@@ -31,15 +40,32 @@ def _normalize(v: np.ndarray) -> np.ndarray:
     return v / np.where(norms == 0, 1, norms)
 
 
+def window_spans(n: int, size: int, overlap: int) -> list[tuple[int, int]]:
+    """``[start, end)`` spans of at most ``size`` covering ``range(n)``; consecutive spans share at least
+    ``overlap`` items and the last one ends at ``n`` (so every window but a short text's one is full)."""
+    if n <= size:
+        return [(0, n)]
+    step = max(1, size - overlap)
+    spans, start = [], 0
+    while start + size < n:
+        spans.append((start, start + size))
+        start += step
+    spans.append((n - size, n))
+    return spans
+
+
 class _CachedEmbedder:
     """Cache + batching around ``_embed_batch`` (implemented by the backends)."""
 
     backend = "?"
 
-    def __init__(self, model_name: str, batch_size: int, max_input_tokens: int, cache: DiskCache | None):
+    def __init__(self, model_name: str, batch_size: int, max_input_tokens: int, cache: DiskCache | None,
+                 long_text: str = "truncate", long_text_overlap: int = 32):
         self.model_name = model_name
         self.batch_size = batch_size
         self.max_input_tokens = max_input_tokens
+        self.long_text = long_text
+        self.long_text_overlap = long_text_overlap
         self.cache = cache
         self.meter = UsageMeter()
         self._dim = KNOWN_DIMS.get(model_name)
@@ -51,7 +77,8 @@ class _CachedEmbedder:
         return self._dim
 
     def _key(self, text: str) -> str:
-        return make_key("embed", self.backend, self.model_name, self.max_input_tokens, text)
+        mode = ("mean", self.long_text_overlap) if self.long_text == "mean" else ()
+        return make_key("embed", self.backend, self.model_name, self.max_input_tokens, *mode, text)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = [str(t) for t in texts]
@@ -84,76 +111,192 @@ class _CachedEmbedder:
         return np.vstack(out).astype(np.float32, copy=False)
 
     def _embed_batch(self, texts: list[str]) -> tuple[np.ndarray, int]:  # vectors, tokens billed
+        if self.long_text != "mean":
+            return self._embed_texts(texts)
+        pieces: list = []
+        owner: list[int] = []
+        for i, t in enumerate(texts):
+            w = self._windows(t)
+            pieces.extend(w)
+            owner.extend([i] * len(w))
+        vecs, tokens = self._embed_pieces(pieces)
+        vecs = _normalize(vecs)
+        out = np.zeros((len(texts), vecs.shape[1]), dtype=np.float64)
+        np.add.at(out, np.asarray(owner), vecs)
+        return _normalize(out), tokens
+
+    def windows_per_text(self, text: str) -> int:
+        """How many windows ``long_text="mean"`` embeds for ``text`` (1: it fits the input limit)."""
+        return len(self._windows(text))
+
+    # Backends: whole texts (truncated by the model), a text's windows, and a list of windows.
+    def _embed_texts(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        raise NotImplementedError
+
+    def _windows(self, text: str) -> list:
+        raise NotImplementedError
+
+    def _embed_pieces(self, pieces: list) -> tuple[np.ndarray, int]:
         raise NotImplementedError
 
 
+def _local_source(name: str, hub: bool) -> str:
+    """What ``SentenceTransformer`` loads for ``embed.model``: a folder path, or the hub name itself."""
+    from .weights import EMBEDDING_PACKAGES, WeightsError, embedding_folder, embedding_model_path
+
+    if name in EMBEDDING_PACKAGES:
+        try:
+            return str(embedding_model_path(name))
+        except WeightsError as e:
+            raise ModelUnavailable(str(e)) from e
+    folder = embedding_folder(name)
+    if folder is not None:
+        return str(folder)
+    if hub:
+        return name
+    raise ModelUnavailable(f"embed.model={name!r} is neither a packaged model ({', '.join(EMBEDDING_PACKAGES)}) nor "
+                           "a sentence-transformers model folder; a model hub name loads with embed.hub=true")
+
+
 class LocalEmbedder(_CachedEmbedder):
-    """sentence-transformers model from an offline package (``rag.models.weights.EMBEDDING_PACKAGES``)."""
+    """sentence-transformers model: a packaged one (``rag.models.weights.EMBEDDING_PACKAGES``), a folder, or
+    (``hub=True``) a model hub name."""
 
     backend = "local"
 
-    def __init__(self, model_name: str, batch_size: int, max_input_tokens: int, cache: DiskCache | None):
-        super().__init__(model_name, batch_size, max_input_tokens, cache)
+    def __init__(self, model_name: str, batch_size: int, max_input_tokens: int, cache: DiskCache | None,
+                 long_text: str = "truncate", long_text_overlap: int = 32, hub: bool = False):
+        super().__init__(model_name, batch_size, max_input_tokens, cache, long_text, long_text_overlap)
+        self.hub = hub
         self._model = None
+        self._specials: tuple[list[int], list[int]] | None = None
         self._lock = threading.Lock()
 
     def _load(self):
         with self._lock:
             if self._model is None:
-                from .weights import WeightsError, embedding_model_path
-
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a model hub
-                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-                try:
-                    path = embedding_model_path(self.model_name)
-                except WeightsError as e:
-                    raise ModelUnavailable(str(e)) from e
+                if not self.hub:
+                    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a model hub
+                    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                source = _local_source(self.model_name, self.hub)
                 from sentence_transformers import SentenceTransformer
 
-                m = SentenceTransformer(str(path), device="cpu")
+                try:
+                    m = SentenceTransformer(source, device="cpu")
+                except Exception as e:  # noqa: BLE001 - any load failure is "this model is not available"
+                    offline = " (HF_HUB_OFFLINE=1 in this process: only a copy in the hub cache loads)" \
+                        if os.environ.get("HF_HUB_OFFLINE") == "1" else ""
+                    raise ModelUnavailable(f"embed.model={self.model_name!r}: sentence-transformers could not "
+                                           f"load {source!r}{offline}: {str(e)[:500]}") from e
                 # Truncate to the smaller of the model's own limit and the configured one (wordpieces).
                 m.max_seq_length = min(m.max_seq_length or self.max_input_tokens, self.max_input_tokens)
                 self._model = m
         return self._model
 
-    def _embed_batch(self, texts: list[str]) -> tuple[np.ndarray, int]:
+    @property
+    def tokenizer(self):
+        """The model's tokenizer (loads the model)."""
+        return self._load().tokenizer
+
+    def _embed_texts(self, texts: list[str]) -> tuple[np.ndarray, int]:
         m = self._load()
         with self._lock:  # torch already uses every core; parallel encode calls only thrash
             v = m.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
                          show_progress_bar=False)
         return np.asarray(v, dtype=np.float32).reshape(len(texts), -1), 0
 
+    def _special_ids(self) -> tuple[list[int], list[int]]:
+        """Token ids the tokenizer puts before and after a text ([CLS] / [SEP] for BERT)."""
+        if self._specials is None:
+            tok = self.tokenizer
+            full = list(tok("probe")["input_ids"])
+            body = list(tok("probe", add_special_tokens=False)["input_ids"])
+            k = next((i for i in range(len(full) - len(body) + 1) if full[i:i + len(body)] == body), None)
+            if k is None:
+                raise ModelUnavailable(f"embed.long_text=mean: cannot tell the special tokens of {self.model_name!r}")
+            self._specials = (full[:k], full[k + len(body):])
+        return self._specials
+
+    def _windows(self, text: str) -> list[list[int]]:
+        m = self._load()
+        pre, post = self._special_ids()
+        size = max(1, m.max_seq_length - len(pre) - len(post))
+        ids = list(m.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+        overlap = min(self.long_text_overlap, size // 2)
+        return [pre + ids[a:b] + post for a, b in window_spans(len(ids), size, overlap)]
+
+    def _embed_pieces(self, pieces: list[list[int]]) -> tuple[np.ndarray, int]:
+        import torch
+
+        m = self._load()
+        tok = m.tokenizer
+        out = []
+        with self._lock, torch.inference_mode():
+            for s in range(0, len(pieces), self.batch_size):
+                feats = dict(tok.pad({"input_ids": pieces[s:s + self.batch_size]}, return_tensors="pt"))
+                if "token_type_ids" in getattr(tok, "model_input_names", ()) and "token_type_ids" not in feats:
+                    feats["token_type_ids"] = torch.zeros_like(feats["input_ids"])
+                out.append(m.forward(feats)["sentence_embedding"].float().cpu().numpy())
+        return np.vstack(out), 0
+
 
 class OpenAIEmbedder(_CachedEmbedder):
-    """OpenAI embeddings API (``text-embedding-3-large``); input truncated to ``max_input_tokens`` cl100k."""
+    """OpenAI embeddings protocol (``text-embedding-3-large``, or any model of an OpenAI-compatible server at
+    ``embed.base_url``); input cut to ``max_input_tokens`` cl100k tokens (or windows of them)."""
 
     backend = "openai"
 
     def __init__(self, cfg, cache: DiskCache | None):
-        super().__init__(cfg.embed.model, cfg.embed.batch_size, cfg.embed.max_input_tokens, cache)
+        e = cfg.embed
+        super().__init__(e.model, e.batch_size, e.max_input_tokens, cache, e.long_text, e.long_text_overlap)
         self.cfg = cfg
+        self.base_url = e.base_url
         self._client = None
 
     def _client_(self):
         if self._client is None:
             key = os.environ.get(self.cfg.embed.api_key_env)
-            if not key:
+            if not key and not self.base_url:
                 raise ModelUnavailable(f"embed.backend=openai needs an API key in ${self.cfg.embed.api_key_env} "
-                                       "(export it, or use the offline preset)")
+                                       "(export it, set embed.base_url to a local server, or use the offline preset)")
             from openai import OpenAI
 
-            self._client = OpenAI(api_key=key, timeout=self.cfg.llm.timeout_s, max_retries=self.cfg.llm.max_retries)
+            self._client = OpenAI(api_key=key or "not-needed", base_url=self.base_url, timeout=self.cfg.llm.timeout_s,
+                                  max_retries=self.cfg.llm.max_retries)
         return self._client
 
-    def _embed_batch(self, texts: list[str]) -> tuple[np.ndarray, int]:
+    def _ids(self, text: str) -> tuple[object, list[int]]:
         from .tokens import get_encoding
 
         enc = get_encoding(self.cfg)
+        return enc, enc.encode(text, disallowed_special=())
+
+    def _embed_texts(self, texts: list[str]) -> tuple[np.ndarray, int]:
         cut = []
         for t in texts:
-            ids = enc.encode(t, disallowed_special=())
+            enc, ids = self._ids(t)
             cut.append(enc.decode(ids[:self.max_input_tokens]) if len(ids) > self.max_input_tokens else t)
-        resp = self._client_().embeddings.create(model=self.model_name, input=cut)
+        return self._embed_pieces(cut)
+
+    def _windows(self, text: str) -> list[str]:
+        enc, ids = self._ids(text)
+        overlap = min(self.long_text_overlap, self.max_input_tokens // 2)
+        spans = window_spans(len(ids), self.max_input_tokens, overlap)
+        return [text] if len(spans) == 1 else [enc.decode(ids[a:b]) for a, b in spans]
+
+    def _embed_pieces(self, pieces: list[str]) -> tuple[np.ndarray, int]:
+        try:
+            resp = self._client_().embeddings.create(model=self.model_name, input=pieces)
+        except ModelUnavailable:
+            raise
+        except Exception as e:  # noqa: BLE001 - connection / HTTP errors: name the server
+            import openai
+
+            if isinstance(e, (openai.APIConnectionError, openai.APITimeoutError, openai.AuthenticationError,
+                              openai.NotFoundError)):
+                where = self.base_url or "api.openai.com"
+                raise ModelUnavailable(f"embed model {self.model_name!r} at {where}: {str(e)[:300]}") from e
+            raise
         vecs = np.array([d.embedding for d in sorted(resp.data, key=lambda d: d.index)], dtype=np.float32)
         return vecs, int(getattr(resp.usage, "prompt_tokens", 0) or 0)
 
@@ -165,12 +308,13 @@ _REG_LOCK = threading.Lock()
 def get_embedder(cfg) -> _CachedEmbedder:
     """The embedder for ``cfg.embed`` (one instance per distinct config, shared across threads)."""
     e = cfg.embed
-    key = (e.backend, e.model, e.batch_size, e.max_input_tokens, e.cache, str(cfg.path("cache_dir")))
+    key = (e.model_dump_json(), str(cfg.path("cache_dir")))
     with _REG_LOCK:
         if key not in _REGISTRY:
             cache = DiskCache(cfg.path("cache_dir") / "embeddings.sqlite") if e.cache else None
             if e.backend == "local":
-                _REGISTRY[key] = LocalEmbedder(e.model, e.batch_size, e.max_input_tokens, cache)
+                _REGISTRY[key] = LocalEmbedder(e.model, e.batch_size, e.max_input_tokens, cache,
+                                               e.long_text, e.long_text_overlap, e.hub)
             elif e.backend == "openai":
                 _REGISTRY[key] = OpenAIEmbedder(cfg, cache)
             else:  # pragma: no cover - config validation forbids it

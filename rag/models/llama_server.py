@@ -65,6 +65,14 @@ def describe_exit(returncode: int | None) -> str:
     return f"exited with code {returncode}"
 
 
+def safe_name(alias: str) -> str:
+    """``alias`` as one file-name part: characters other than ``A-Za-z0-9._-`` become ``_`` (a model alias
+    may come from a path)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._-]", "_", alias).strip(".") or "model"
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -140,8 +148,11 @@ class LlamaServer:
 
     def check_installed(self) -> None:
         if not self.gguf_path.exists():
-            raise ModelUnavailable(f"{self.gguf_path} not found: run `make models` "
-                                   f"(python -m rag.models.weights --ensure {self.gguf_path.stem})")
+            from .weights import GGUF
+
+            hint = (f"run `make models` (python -m rag.models.weights --ensure {self.gguf_path.stem})"
+                    if self.gguf_path.stem in GGUF else "check llm.gguf")
+            raise ModelUnavailable(f"{self.gguf_path} not found: {hint}")
         try:
             import llama_cpp  # noqa: F401  (only to give a clear error; the server runs in a subprocess)
         except ImportError as e:
@@ -155,7 +166,7 @@ class LlamaServer:
             self.port = free_port()
             LOG_DIR.mkdir(parents=True, exist_ok=True)
             clean_stale_logs()
-            self._log_path = LOG_DIR / f"llama-{self.alias}-{os.getpid()}-{self.port}.log"
+            self._log_path = LOG_DIR / f"llama-{safe_name(self.alias)}-{os.getpid()}-{self.port}.log"
             env = {**os.environ, **self.env}
             with open(self._log_path, "wb") as logf:
                 self.proc = subprocess.Popen(self.command(), stdout=logf, stderr=subprocess.STDOUT,

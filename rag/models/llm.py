@@ -99,7 +99,13 @@ class ChatLLM:
         self.cfg = cfg
         self.llm_cfg = c = cfg.llm
         self.backend = c.backend
-        self.model = c.gguf if c.backend == "llama_cpp" else c.model
+        if c.backend == "llama_cpp":  # llm.gguf: a key of weights.GGUF or a path to any .gguf file
+            from .weights import gguf_alias, gguf_cache_id
+
+            self.model = gguf_alias(c.gguf)  # the name the server answers to (a key: unchanged)
+            self._cache_model = gguf_cache_id(c.gguf, cfg.path("models_dir"))
+        else:
+            self.model = self._cache_model = c.model
         self.meter = UsageMeter()
         self.cache = DiskCache(cfg.path("cache_dir") / "llm.sqlite") if c.cache else None
         self.limiter = limiter_for(c)
@@ -123,12 +129,11 @@ class ChatLLM:
         if self.backend == "llama_cpp":
             import importlib.util
 
-            from .weights import gguf_path
+            from .weights import gguf_missing_hint, gguf_path
 
             path = gguf_path(c.gguf, self.cfg.path("models_dir"))
-            if not path.exists():
-                raise ModelUnavailable(f"{path} not found: run `make models` "
-                                       f"(python -m rag.models.weights --ensure {c.gguf})")
+            if not path.is_file():
+                raise ModelUnavailable(gguf_missing_hint(c.gguf, self.cfg.path("models_dir")))
             if importlib.util.find_spec("llama_cpp") is None:
                 raise ModelUnavailable("llama-cpp-python is not installed: run `make setup` "
                                        "(pip install 'llama-cpp-python[server]==0.3.36')")
@@ -156,7 +161,7 @@ class ChatLLM:
 
                 # One server per (weights, n_ctx, n_threads) in this process, shared by every client using it;
                 # start() is a no-op while it runs and restarts it after shutdown() / a crash.
-                self.server = get_server(gguf_path(c.gguf, self.cfg.path("models_dir")), c.gguf, c.n_ctx,
+                self.server = get_server(gguf_path(c.gguf, self.cfg.path("models_dir")), self.model, c.n_ctx,
                                          c.n_threads, c.server_start_timeout_s, n_threads_batch=c.n_threads_batch,
                                          env=dict(c.server_env), max_restarts=c.server_max_restarts).start()
                 base_url, key = self.server.base_url, "local"
@@ -195,7 +200,7 @@ class ChatLLM:
 
     # ---- one HTTP chat call, cached and retried ------------------------------------------------------
     def _request(self, messages: list[dict[str, str]], response_format: dict | None, params: dict) -> tuple[str, Usage]:
-        key = make_key("chat", self.backend if self.backend == "llama_cpp" else "remote", self.model, messages,
+        key = make_key("chat", self.backend if self.backend == "llama_cpp" else "remote", self._cache_model, messages,
                        response_format, params)
         if self.cache is not None:
             hit = self.cache.get(key)

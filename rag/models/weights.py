@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -83,10 +84,66 @@ def default_models_dir() -> Path:
     return PROJECT_ROOT / RunConfig().models_dir
 
 
+def is_gguf_file(name: str) -> bool:
+    """True when ``llm.gguf`` names a file (``*.gguf`` or a path) rather than a key of :data:`GGUF`."""
+    return name not in GGUF and (name.lower().endswith(".gguf") or "/" in name or os.sep in name)
+
+
+def gguf_candidates(name: str, models_dir: Path | str | None = None) -> list[Path]:
+    """Where a GGUF file given by path is looked for, in order: as given (absolute, or relative to the
+    working directory), in ``models_dir``, under the project root."""
+    from ..core.config import PROJECT_ROOT
+
+    p = Path(name).expanduser()
+    if p.is_absolute():
+        return [p]
+    return list(dict.fromkeys([Path.cwd() / p, Path(models_dir or default_models_dir()) / p, PROJECT_ROOT / p]))
+
+
 def gguf_path(name: str, models_dir: Path | str | None = None) -> Path:
+    """The file of ``llm.gguf``: ``<models_dir>/<name>.gguf`` for a key of :data:`GGUF`, else the first
+    existing :func:`gguf_candidates` path (the first candidate when none exists, for the error message)."""
+    if is_gguf_file(name):
+        cands = gguf_candidates(name, models_dir)
+        return next((c.resolve() for c in cands if c.is_file()), cands[0])
     if name not in GGUF:
-        raise WeightsError(f"unknown GGUF weights {name!r} (known: {', '.join(GGUF)}); see rag/models/weights.py")
+        raise WeightsError(f"unknown GGUF weights {name!r} (known: {', '.join(GGUF)}; or a path to any "
+                           ".gguf file); see rag/models/weights.py")
     return Path(models_dir or default_models_dir()) / f"{name}.gguf"
+
+
+def gguf_alias(name: str) -> str:
+    """Model name of ``llm.gguf`` on the llama.cpp server, in logs and in the completion cache: the key itself,
+    or a file's name without ``.gguf`` (characters other than ``A-Za-z0-9._-`` become ``_``). It does not
+    depend on how the path is written, so ``data/models/qwen2.5-coder-0.5b.gguf`` is ``qwen2.5-coder-0.5b``."""
+    if not is_gguf_file(name):
+        return name
+    stem = Path(name).name
+    stem = stem[:-5] if stem.lower().endswith(".gguf") else stem
+    return re.sub(r"[^A-Za-z0-9._-]", "_", stem).strip("._") or "model"
+
+
+def gguf_cache_id(name: str, models_dir: Path | str | None = None) -> str:
+    """Model id in the completion cache: :func:`gguf_alias`, plus the file's byte size for a file that is not a
+    known entry of :data:`GGUF` with that name and size (two different files named alike never share answers)."""
+    alias = gguf_alias(name)
+    if not is_gguf_file(name):
+        return alias
+    try:
+        size = gguf_path(name, models_dir).stat().st_size
+    except OSError:
+        size = -1
+    spec = GGUF.get(alias)
+    return alias if spec is not None and spec.size == size else f"{alias}@{size}"
+
+
+def gguf_missing_hint(name: str, models_dir: Path | str | None = None) -> str:
+    """What to do when the file of ``llm.gguf`` is absent (one line)."""
+    if is_gguf_file(name):
+        tried = ", ".join(str(c) for c in gguf_candidates(name, models_dir))
+        return f"llm.gguf={name!r}: no such file (looked at {tried})"
+    return (f"{gguf_path(name, models_dir)} not found: run `make models` "
+            f"(python -m rag.models.weights --ensure {name})")
 
 
 def _stamp(path: Path) -> Path:
@@ -194,12 +251,28 @@ def tiktoken_cache_dir(models_dir: Path | str | None = None) -> Path:
     return cache
 
 
+def embedding_folder(name: str) -> Path | None:
+    """``embed.model`` as a model folder (absolute, or relative to the working directory or the project root)
+    holding a sentence-transformers / transformers model; None when it names no such folder."""
+    from ..core.config import PROJECT_ROOT
+
+    p = Path(name).expanduser()
+    for c in ([p] if p.is_absolute() else [Path.cwd() / p, PROJECT_ROOT / p]):
+        if c.is_dir() and any((c / f).exists() for f in ("config.json", "modules.json", "config_sentence_transformers.json")):
+            return c.resolve()
+    return None
+
+
 def embedding_model_path(name: str) -> Path:
-    """Folder of a packaged sentence-transformers model (raises when the package is missing)."""
+    """Folder of an embedding model: a packaged one (:data:`EMBEDDING_PACKAGES`, raises when the package is
+    missing) or a model folder given by path (:func:`embedding_folder`)."""
     pkg = EMBEDDING_PACKAGES.get(name)
     if pkg is None:
-        raise WeightsError(f"no offline package known for embedding model {name!r} "
-                           f"(known: {', '.join(EMBEDDING_PACKAGES)})")
+        folder = embedding_folder(name)
+        if folder is not None:
+            return folder
+        raise WeightsError(f"embedding model {name!r} is neither a packaged model ({', '.join(EMBEDDING_PACKAGES)}) "
+                           "nor a sentence-transformers model folder; for a model hub name set embed.hub=true")
     try:
         mod = __import__(pkg)
     except ImportError as e:
@@ -214,6 +287,11 @@ def embedding_model_path(name: str) -> Path:
 def ensure(name: str, models_dir: Path | str | None = None, find_links: str | None = None,
            keep_parts: bool = False, log=print) -> Path:
     """Make one named model available offline; returns its path (file or folder)."""
+    if is_gguf_file(name):  # a GGUF the user brings: only checked
+        path = gguf_path(name, models_dir)
+        if not path.is_file():
+            raise WeightsError(gguf_missing_hint(name, models_dir))
+        return path
     if name in GGUF:
         return assemble_gguf(name, models_dir, find_links, keep_parts, log)
     if name in EMBEDDING_PACKAGES:

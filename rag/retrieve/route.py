@@ -20,6 +20,12 @@ longest first and a span overlapping an accepted one is dropped, so "Kelly Partn
 Limited" wins over a shorter "Kelly Partners" name inside it, and two companies sharing one word
 ("Harrow Group" / "Harrow Foods") never collide (a shared word alone matches nothing). Reports whose
 names normalize identically (e.g. two years of one company) are all routed.
+
+Short forms: a leading part of a name ("Downer" for "Downer EDI Limited", "Poste Italiane" for "Poste
+Italiane S.p.A.") also routes when every word of it is capitalized in the question (or written as the
+company writes it, "abrdn"), no other company's
+name starts with it, it does not end on a connective ("Bank of") and a one-word short form is not a
+generic word ("First", "National"...). Such a span loses to any full or suffix-stripped name it overlaps.
 """
 from __future__ import annotations
 
@@ -33,6 +39,17 @@ LEGAL_SUFFIXES = frozenset({
     "ag", "sa", "se", "nv", "bv", "gmbh", "kgaa", "spa", "asa", "ab", "oyj", "kk", "bhd", "pty", "pte",
     "holding", "holdings", "group",
 })
+# Short forms never end on these (a prefix "Bank of" of "Bank of Ireland" names nobody).
+_CONNECTIVES = frozenset({"of", "and", "the", "for", "de", "du", "des", "la", "le", "van", "von", "y", "e"})
+# One-word leading parts too generic to name a company on their own ("First" of "First Bancorp").
+_GENERIC_FIRST = frozenset({
+    "first", "national", "american", "united", "general", "international", "global", "new", "china", "bank",
+    "royal", "great", "central", "southern", "northern", "eastern", "western", "north", "south", "east", "west",
+    "pacific", "atlantic", "capital", "standard", "premier", "consolidated", "community", "federal", "world",
+})
+# Strip level of a short form: above any suffix-stripped variant, so those win on the same span.
+_SHORT_FORM_LEVEL = 1000
+_MIN_ONE_WORD_SHORT_FORM = 4  # characters
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00b4": "'", "`": "'"})
 
 
@@ -69,6 +86,38 @@ def name_variants(company: str) -> list[tuple[str, ...]]:
     return [v for v in variants if v]
 
 
+def short_forms(reports) -> dict[tuple[str, ...], tuple[str, tuple[str, ...]]]:
+    """``{leading tokens: (sha1, the same tokens as the company writes them)}`` for the leading parts of names that name exactly one company.
+
+    Parts of the most-stripped variant only (without its last word); a part that is any other company's
+    variant, or the start of one, is shared and dropped. Reports with identically normalized names count
+    as one company (all of them are routed by the caller's equal-name rule, so the first sha1 stands in).
+    """
+    by_name: dict[tuple[str, ...], list[str]] = {}
+    written: dict[tuple[str, ...], list[str]] = {}  # the name's tokens in the company's own case
+    for sha1, company in _as_pairs(reports):
+        by_name.setdefault(tuple(normalize_tokens(company)), []).append(sha1)
+        orig = normalize_tokens(company, lower=False)
+        written.setdefault(tuple(normalize_tokens(company)), orig[1:] if orig[:1] and orig[0].lower() == "the" else orig)
+    owners: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
+    for name in by_name:
+        variants = name_variants(" ".join(name))
+        for v in variants:
+            for k in range(1, len(v) + 1):
+                owners.setdefault(v[:k], set()).add(name)
+    out: dict[tuple[str, ...], str] = {}
+    for name, sha1s in by_name.items():
+        base = name_variants(" ".join(name))[-1]
+        for k in range(1, len(base)):
+            part = base[:k]
+            if len(owners.get(part, ())) != 1 or part[-1] in _CONNECTIVES or part[0] in LEGAL_SUFFIXES:
+                continue
+            if k == 1 and (len(part[0]) < _MIN_ONE_WORD_SHORT_FORM or part[0] in _GENERIC_FIRST):
+                continue
+            out[part] = (sha1s[0], tuple(written[name][:k]))
+    return out
+
+
 def _as_pairs(reports: Sequence | Mapping[str, str]) -> list[tuple[str, str]]:
     if isinstance(reports, Mapping):
         return [(str(k), str(v)) for k, v in reports.items()]
@@ -97,6 +146,14 @@ def _spans(question_text: str, reports) -> list[tuple[int, int, str]]:
                 if n > 0 and len(v) == 1 and not q_orig[i][:1].isupper():
                     continue
                 cands.append((len(v), n, i, i + len(v), sha1))
+    by_sha1 = dict(_as_pairs(reports))
+    for part, (sha1, as_written) in short_forms(reports).items():
+        twins = [s for s, c in by_sha1.items() if normalize_tokens(c) == normalize_tokens(by_sha1[sha1])]
+        for i in _find(q, part):
+            # Written as a name: each word capitalized, or exactly as the company writes it ("abrdn").
+            if all(w[:1].isupper() or w == c for w, c in zip(q_orig[i:i + len(part)], as_written)):
+                for t in twins:
+                    cands.append((len(part), _SHORT_FORM_LEVEL, i, i + len(part), t))
     # Longest first; on the same span a full name beats a suffix-stripped one ("Kelly Partners" is the
     # company of that name, not "Kelly Partners Group Holdings Limited"); equal names are all kept.
     cands.sort(key=lambda c: (-c[0], c[1], c[2]))
