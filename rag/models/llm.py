@@ -221,12 +221,14 @@ class ChatLLM:
         c = self.llm_cfg
         t0, sent, attempt, restarts = time.time(), 0, 0, 0
         while True:
-            self.limiter.acquire(est)
             # A local server that died (segfault, OOM kill) is restarted here at most
             # llm.server_max_restarts times, then ModelUnavailable names the signal: no retries on a dead port.
             if self.server is not None and self.server.ensure_alive():
                 restarts += 1
             client = self._connect()
+            # The budget is booked last, right before sending: a slow first connect (client import, server
+            # start) must not bunch booked requests up so that they reach the API faster than booked.
+            self.limiter.acquire(est)
             sent += 1
             with self._count_lock:
                 self.http_requests += 1
