@@ -289,9 +289,15 @@ def test_shared_rate_limiter_keeps_workers_within_one_key(make_cfg, local_cluste
 
 
 # ---- (d) two nodes started with `ray start` -----------------------------------------------------------------
+def _cluster_env() -> dict[str, str]:
+    """Head, node and driver of the emulated cluster: on 127.0.0.1 only, so without Ray's token auth (a real
+    cluster keeps it on and gives every node the token: README "Running on a cluster")."""
+    return {**_env(), "RAY_AUTH_MODE": "disabled"}
+
+
 def _ray(*args: str) -> subprocess.CompletedProcess:
     exe = shutil.which("ray", path=str(Path(sys.executable).parent)) or "ray"
-    return subprocess.run([exe, *args], env=_env(), capture_output=True, text=True, timeout=START_TIMEOUT_S)
+    return subprocess.run([exe, *args], env=_cluster_env(), capture_output=True, text=True, timeout=START_TIMEOUT_S)
 
 
 def test_two_node_cluster_matches_local(demo_dir, standin, local_run, tmp_path):
@@ -302,17 +308,18 @@ def test_two_node_cluster_matches_local(demo_dir, standin, local_run, tmp_path):
     port = _free_port()
     address = f"127.0.0.1:{port}"
     try:
-        head = _ray("start", "--head", "--num-cpus", "1", "--port", str(port), "--include-dashboard=false",
-                    "--disable-usage-stats")
+        head = _ray("start", "--head", "--num-cpus", "1", "--port", str(port), "--node-ip-address", "127.0.0.1",
+                    "--include-dashboard=false", "--disable-usage-stats")
         assert head.returncode == 0, head.stdout + head.stderr
-        node = _ray("start", "--address", address, "--num-cpus", "1", "--disable-usage-stats")
+        node = _ray("start", "--address", address, "--num-cpus", "1", "--node-ip-address", "127.0.0.1",
+                    "--disable-usage-stats")
         assert node.returncode == 0, node.stdout + node.stderr
         sets = [f"{k}={v}" for k, v in _overrides(tmp_path, standin, **{"run.ray_address": address}).items()]
         cmd = [sys.executable, "-m", "rag.pipeline", "--preset", "test", "--data", str(demo_dir), "--run", "two",
                "--direct", "--stages", ",".join(STAGES_01_06), "--executor", "ray"]
         for s in sets:
             cmd += ["--set", s]
-        done = subprocess.run(cmd, env=_env(), cwd=ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+        done = subprocess.run(cmd, env=_cluster_env(), cwd=ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     finally:
         _ray("stop", "--force")
