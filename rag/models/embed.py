@@ -110,7 +110,7 @@ class LocalEmbedder(_CachedEmbedder):
                     raise ModelUnavailable(str(e)) from e
                 from sentence_transformers import SentenceTransformer
 
-                m = SentenceTransformer(str(path), device="cpu")
+                m = SentenceTransformer(str(path), device=__import__("rag.models.device", fromlist=["model_device"]).model_device())
                 # Truncate to the smaller of the model's own limit and the configured one (wordpieces).
                 m.max_seq_length = min(m.max_seq_length or self.max_input_tokens, self.max_input_tokens)
                 self._model = m
