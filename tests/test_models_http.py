@@ -287,3 +287,18 @@ def test_retry_after_ms_is_waited_before_retry_after(fake_server, llm_for, monke
     llm = llm_for(fake_server(reply), max_retries=5, cache=False)
     assert llm.complete(MSG).value == "done"
     assert waits == [0.25, 2.0, None]
+
+
+def test_reasoning_model_gets_max_completion_tokens_and_no_temperature(fake_server, llm_for):
+    """o1/o3/o4/gpt-5 refuse temperature and max_tokens (HTTP 400): the body carries max_completion_tokens
+    and reasoning_effort instead; a plain chat model on the same server keeps today's params."""
+    srv = fake_server(lambda body, n: (200, '{"value": 42, "reason": "x"}', {}))
+    llm = llm_for(srv, model="o3-mini", max_tokens=300, reasoning_effort="low", cache=False)
+    assert llm.complete(MSG, schema=Answer).value.value == 42
+    body = srv.bodies[-1]
+    assert body["max_completion_tokens"] == 300 and body["reasoning_effort"] == "low"
+    assert "max_tokens" not in body and "temperature" not in body
+    llm_for(srv, model="gpt-5-chat-latest", max_tokens=300, cache=False).complete(MSG, schema=Answer)
+    assert srv.bodies[-1]["max_tokens"] == 300 and "temperature" in srv.bodies[-1]
+    llm_for(srv, model="my-finetune", reasoning="on", cache=False).complete(MSG, schema=Answer, max_tokens=9)
+    assert srv.bodies[-1]["max_completion_tokens"] == 9 and "temperature" not in srv.bodies[-1]

@@ -219,6 +219,11 @@ class LLMConfig(_Frozen):
     # Restarts of a local server that died (segfault, OOM kill) before a call gives up with ModelUnavailable.
     server_max_restarts: int = Field(1, ge=0)
     temperature: float = Field(0.0, ge=0)
+    # Reasoning models (OpenAI o1/o3/o4/gpt-5 families) take max_completion_tokens (which also pays for
+    # their hidden reasoning) and refuse temperature/top_p. "auto": decided from the model name.
+    reasoning: Literal["auto", "on", "off"] = "auto"
+    # Sent as reasoning_effort when the model is a reasoning model (None: the server's default).
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
     seed: int = 42
     max_tokens: int = Field(1024, ge=1)
     timeout_s: float = Field(600.0, gt=0)

@@ -8,7 +8,8 @@ Contract (see ``base.LLM``):
   interpreter exit or ``shutdown()`` / ``shutdown_all()``. With backend vllm the request's ``model`` is
   ``llm.vllm.served_model_name`` (default ``llm.model``).
 - ``complete(messages, schema=None, **params) -> LLMResult``. ``params`` override ``temperature``,
-  ``max_tokens``, ``seed`` from the config; other known chat-completion params pass through, unknown
+  ``max_tokens``, ``seed`` from the config (reasoning models: ``max_completion_tokens``, no sampling params,
+  see ``is_reasoning_model``); other known chat-completion params pass through, unknown
   ones go to the server in ``extra_body``. With a pydantic ``schema``: enforced per ``cfg.llm.structured``
   (auto: ``json_schema`` for openai and vllm, ``json_object`` + grammar schema for llama_cpp,
   schema-in-prompt for openai_compatible), parsed tolerantly (``jsonx``), and on failure ONE repair call;
@@ -50,9 +51,35 @@ PRICES = {
 }
 # Chat-completion params the openai client takes as keywords; anything else goes in extra_body.
 _CLIENT_PARAMS = {"frequency_penalty", "logit_bias", "logprobs", "max_tokens", "max_completion_tokens", "n",
-                  "presence_penalty", "response_format", "seed", "stop", "temperature", "top_logprobs", "top_p",
-                  "user"}
+                  "presence_penalty", "reasoning_effort", "response_format", "seed", "stop", "temperature",
+                  "top_logprobs", "top_p", "user"}
 _RETRY_STATUS = {408, 409, 429}  # plus every 5xx
+# Model-name prefixes of reasoning models (llm.reasoning = "auto"): o1, o3, o4-mini, gpt-5 ... ("gpt-5-chat"
+# is a plain chat model and keeps temperature).
+_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+# Sampling params reasoning models reject with HTTP 400.
+_REASONING_DROP = {"temperature", "top_p", "presence_penalty", "frequency_penalty", "logprobs", "top_logprobs",
+                   "logit_bias"}
+
+
+def is_reasoning_model(model: str, setting: str = "auto") -> bool:
+    """True when calls to ``model`` must use the reasoning-model parameters (see ``reasoning_params``)."""
+    if setting != "auto":
+        return setting == "on"
+    name = model.rsplit("/", 1)[-1].lower()  # "openai/o3-mini" on a router
+    return name.startswith(_REASONING_PREFIXES) and "chat" not in name
+
+
+def reasoning_params(params: dict[str, Any], effort: str | None) -> dict[str, Any]:
+    """Chat params rewritten for a reasoning model: ``max_tokens`` -> ``max_completion_tokens`` (the cap
+    then covers hidden reasoning tokens too), sampling params dropped, ``reasoning_effort`` when set."""
+    out = {k: v for k, v in params.items() if k not in _REASONING_DROP}
+    if "max_tokens" in out:
+        cap = out.pop("max_tokens")
+        out.setdefault("max_completion_tokens", cap)
+    if effort is not None:
+        out.setdefault("reasoning_effort", effort)
+    return out
 
 
 def _price(model: str, prompt: int, completion: int) -> float:
@@ -201,7 +228,7 @@ class ChatLLM:
         if self.limiter.limits_tokens:  # token budget: prompt (cl100k estimate) + completion cap
             from .tokens import count_tokens
 
-            est = sum(count_tokens(m.get("content") or "", self.cfg) for m in messages) + int(params.get("max_tokens", 0))
+            est = sum(count_tokens(m.get("content") or "", self.cfg) for m in messages) + int(params.get("max_tokens") or params.get("max_completion_tokens") or 0)
         c = self.llm_cfg
         t0, sent, attempt, restarts = time.time(), 0, 0, 0
         while True:
@@ -269,6 +296,8 @@ class ChatLLM:
         c = self.llm_cfg
         out = {"temperature": c.temperature, "max_tokens": c.max_tokens, "seed": c.seed}
         out.update({k: v for k, v in params.items() if v is not None})
+        if self.backend != "llama_cpp" and is_reasoning_model(self.model, c.reasoning):
+            return reasoning_params(out, c.reasoning_effort)
         return out
 
     def _format(self, messages: list[dict[str, str]], schema: type[BaseModel] | None) -> tuple[list, dict | None]:
