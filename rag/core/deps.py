@@ -49,7 +49,8 @@ EXECUTION_ONLY: dict[str, tuple[str, ...]] = {
     "parse": ("workers", "parser_threads", "timeout_s", "page_batch", "device"),
     "clean": ("ocr_threads",),
     # How the local model server runs (threads for prompts, OpenMP waiting, restarts), not what it answers.
-    "llm": ("n_threads_batch", "server_env", "server_max_restarts"),
+    # Where it runs (GPU layers, the vLLM server's memory share and parallelism) does not change the model.
+    "llm": ("n_threads_batch", "server_env", "server_max_restarts", "n_gpu_layers", "vllm"),
     # Where the embedding server runs, not what it computes (embed.model says that).
     "embed": ("base_url",),
 }

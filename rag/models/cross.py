@@ -47,7 +47,7 @@ def get_cross_encoder(cfg, name: str) -> STCrossEncoder:
         except ImportError as e:
             raise ModelUnavailable("sentence-transformers is not installed: run `make setup`") from e
         try:
-            model = CrossEncoder(name, device="cpu")
+            model = CrossEncoder(name, device=__import__("rag.models.device", fromlist=["model_device"]).model_device(cfg))
         except Exception as e:  # noqa: BLE001 - missing files surface as OSError/ValueError/HF errors
             raise ModelUnavailable(
                 f"cross-encoder {name!r}: weights not found locally ({type(e).__name__}: {str(e)[:300]}). "

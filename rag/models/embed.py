@@ -182,7 +182,9 @@ class LocalEmbedder(_CachedEmbedder):
                 from sentence_transformers import SentenceTransformer
 
                 try:
-                    m = SentenceTransformer(source, device="cpu")
+                    from .device import model_device
+
+                    m = SentenceTransformer(source, device=model_device())
                 except Exception as e:  # noqa: BLE001 - any load failure is "this model is not available"
                     offline = " (HF_HUB_OFFLINE=1 in this process: only a copy in the hub cache loads)" \
                         if os.environ.get("HF_HUB_OFFLINE") == "1" else ""
