@@ -115,6 +115,9 @@ class ChatLLM:
         self.meter = UsageMeter()
         self.cache = DiskCache(cfg.path("cache_dir") / "llm.sqlite") if c.cache else None
         self.limiter = RateLimiter(c.requests_per_minute, c.tokens_per_minute)
+        # At most llm.concurrency requests in flight per client, however the callers nest their threads
+        # (05/06 run questions in parallel and a question's rerank batches go out in parallel too).
+        self._in_flight = threading.BoundedSemaphore(c.concurrency)
         self.server = None
         self._client = None
         self._client_url: str | None = None
@@ -247,7 +250,8 @@ class ChatLLM:
             with self._count_lock:
                 self.http_requests += 1
             try:
-                resp = client.chat.completions.create(model=self.api_model, messages=messages, **kwargs)
+                with self._in_flight:
+                    resp = client.chat.completions.create(model=self.api_model, messages=messages, **kwargs)
                 break
             except Exception as e:  # noqa: BLE001 - classified below
                 if self.server is not None and self.server.dead:
