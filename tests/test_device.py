@@ -86,3 +86,20 @@ def test_gpu_preset_run_refuses_with_one_message(tmp_path, demo_dir):
     r2 = subprocess.run([sys.executable, "-m", "rag.preflight", "--preset", "gpu"], capture_output=True,
                         text=True, timeout=600, cwd=ROOT, env=env)
     assert r2.returncode == 2 and r2.stderr.startswith("error: setup check failed (preset gpu)")
+
+
+def test_embedding_prefixes_by_model_family(make_cfg):
+    from rag.index import embed_config
+    from rag.models.embed import default_prefixes, prefixes
+
+    assert default_prefixes("all-MiniLM-L6-v2") == ("", "")
+    assert default_prefixes("intfloat/e5-large-v2") == ("query: ", "passage: ")
+    assert default_prefixes("/models/multilingual-e5-base/") == ("query: ", "passage: ")
+    assert default_prefixes("BAAI/bge-small-en-v1.5")[0].startswith("Represent this sentence")
+    assert default_prefixes("BAAI/bge-m3") == ("", "")
+    mini = make_cfg()
+    assert prefixes(mini.embed) == ("", "") and "prefixes" not in embed_config(mini)  # old index keys kept
+    e5 = make_cfg(overrides={"embed.model": "intfloat/e5-base-v2", "embed.hub": True})
+    assert embed_config(e5)["prefixes"] == ["query: ", "passage: "]
+    own = make_cfg(overrides={"embed.model": "intfloat/e5-base-v2", "embed.query_prefix": "q: "})
+    assert prefixes(own.embed) == ("q: ", "passage: ")

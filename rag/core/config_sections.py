@@ -132,6 +132,11 @@ class EmbedConfig(_Frozen):
     # overlapping windows of max_input_tokens wordpieces (long_text_overlap shared) and averages them.
     long_text: Literal["truncate", "mean"] = "truncate"
     long_text_overlap: int = Field(32, ge=0)
+    # Text put before every query / every indexed passage, for models trained with such markers (e5:
+    # "query: " / "passage: "; bge English: an instruction before queries only). "auto" takes the model's
+    # own from its name (rag.models.embed.default_prefixes; "" for MiniLM and unknown models).
+    query_prefix: str = "auto"
+    passage_prefix: str = "auto"
     # openai backend: env var holding the API key (the key itself is never stored or logged).
     api_key_env: str = "OPENAI_API_KEY"
     # Disk cache of vectors keyed by model + text under cache_dir (re-embedding unchanged text is free).

@@ -57,7 +57,8 @@ EXECUTION_ONLY: dict[str, tuple[str, ...]] = {
 
 # Fields added after runs were made: left out of keys and signatures while at their default (the value that
 # reproduces the behaviour from before they existed), so existing outputs stay current; set, they count.
-OMIT_WHEN_DEFAULT: dict[str, tuple[str, ...]] = {"embed": ("hub", "long_text"), "index": ("bm25_stemmer",)}
+OMIT_WHEN_DEFAULT: dict[str, tuple[str, ...]] = {"embed": ("hub", "long_text", "query_prefix", "passage_prefix"),
+                                                "index": ("bm25_stemmer",)}
 # Fields that change nothing while another field of their section has a given value: then left out too.
 UNUSED_WHEN: dict[str, dict[str, tuple[str, Any]]] = {"embed": {"long_text_overlap": ("long_text", "truncate")}}
 
