@@ -103,3 +103,14 @@ def test_embedding_prefixes_by_model_family(make_cfg):
     assert embed_config(e5)["prefixes"] == ["query: ", "passage: "]
     own = make_cfg(overrides={"embed.model": "intfloat/e5-base-v2", "embed.query_prefix": "q: "})
     assert prefixes(own.embed) == ("q: ", "passage: ")
+
+
+def test_concurrency_never_changes_a_key(make_cfg):
+    """llm.concurrency is speed only: pinned to 1 in signatures, so runs at 1 keep their keys and a run at
+    16 is current for one made at 1 (the parallel records are the same: tests/test_answer, test_retrieve)."""
+    from rag.core import deps
+
+    one, many = make_cfg(overrides={"llm.concurrency": 1}), make_cfg(overrides={"llm.concurrency": 16})
+    for stage in ("02_clean", "05_retrieve", "06_answer"):
+        assert deps.config_signature(one, stage) == deps.config_signature(many, stage)
+    assert deps.config_signature(many, "06_answer")["llm"]["concurrency"] == 1
