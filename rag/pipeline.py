@@ -65,6 +65,9 @@ def prepare(preset: str, data_dir: str | None, run: str | None, overrides: dict[
 
         ensure_demo(cfg.path("data_dir"))
     ds = load_dataset(cfg.path("data_dir"))
+    from .models.device import configure
+
+    configure(cfg)  # models built without a config at hand (embedder, OCR) run on cfg.device
     for w in ds.warnings:
         print(f"warning: {w}", file=sys.stderr, flush=True)
     return cfg, ds
@@ -160,7 +163,7 @@ def print_failures(failures: dict[str, dict[str, str]], shown: int = 5) -> None:
 
 # Errors a user fixes (a model that cannot run, a bad config or dataset): printed as one line plus the
 # resume hint, not as a traceback; --debug re-raises them.
-USER_ERRORS = ("ModelUnavailable", "ConfigError", "DatasetError", "LexiconError", "QuestionError")
+USER_ERRORS = ("ModelUnavailable", "ConfigError", "DatasetError", "LexiconError", "QuestionError", "SetupError")
 
 
 def user_error(e: BaseException) -> tuple[str, str] | None:
@@ -222,6 +225,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     cfg = None
     try:
         cfg, ds = prepare(a.preset, a.data, a.run, overrides, demo=a.demo)
+        from .preflight import check
+
+        check(cfg, stages)  # GPU parts asked for but missing: one message before any stage starts
         t0 = time.perf_counter()
         if a.direct:
             run_direct(cfg, ds, stages)

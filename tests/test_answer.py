@@ -545,3 +545,25 @@ def test_focused_reading_shows_the_fact_buried_in_a_long_page_and_reads_more_pag
     after = read_json(focused.run_dir / "06_answer" / "debug" / "q000.json")
     assert after["value"] is True and after["references"] == [{"sha1": A, "page": 4}]
     assert after["calls"][-1]["context_tokens"] < 120 + 10
+
+
+def test_concurrent_questions_give_the_same_answers_and_submission(make_cfg, tmp_path):
+    """llm.concurrency = 4: 06 answers questions in parallel; answers, debug records (timings aside) and the
+    submission are what concurrency 1 writes, in question order."""
+    topics = ["dividend", "buyback", "acquisition", "layoffs", "dividend policy", "bond issue", "merger", "rebrand"]
+    ds = make_ds([(f"Did Acme Corp announce a {t}?", "boolean") for t in topics])
+
+    def respond(messages, schema):  # True exactly for the dividend questions, read back from the prompt
+        return {**base([1]), "final_answer": "dividend" in user_msg(messages).lower()}
+
+    out = {}
+    for n in (1, 4):
+        cfg = make_cfg(overrides={"llm.concurrency": n, "run": f"c{n}", "answer.pages_per_call": {"boolean": 0}})
+        for q in ds.questions:
+            write_retrieval(cfg, q.qid, [page(A, 3, PEOPLE, 0.9)])
+        df = run_answer(cfg, ds, progress=False, llm=FakeLLM(respond), counter=COUNT)
+        debug = {p.name: {k: v for k, v in read_json(p).items() if k not in ("seconds", "usage", "calls")}
+                 for p in sorted((cfg.run_dir / "06_answer" / "debug").glob("*.json"))}
+        out[n] = (list(df.value), debug, (cfg.run_dir / "06_answer" / "submission.json").read_bytes(), cfg.run_dir)
+    assert out[1][0] == [True, False, False, False, True, False, False, False]
+    assert out[1][3] != out[4][3] and out[1][:3] == out[4][:3]

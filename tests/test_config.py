@@ -14,7 +14,8 @@ def test_offline_is_keyless_and_openai_is_the_winners_stack():
     off, oai, gpu = load_config("offline"), load_config("openai"), load_config("gpu")
     assert off.llm.backend == "llama_cpp" and off.embed.backend == "local"
     assert oai.embed.model == "text-embedding-3-large" and oai.llm.model.startswith("gpt-4o")
-    assert gpu.parse.pipeline == "standard" and gpu.parse.device == "cuda" and gpu.llm.base_url
+    assert gpu.parse.pipeline == "standard" and gpu.device == "cuda" and gpu.llm.backend == "vllm"
+    assert gpu.parse.artifacts_path == "data/models/docling" and gpu.llm.vllm.gpu_memory_utilization < 1
 
 
 def test_test_preset_extends_offline():

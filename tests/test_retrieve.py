@@ -234,26 +234,31 @@ def _fake_dataset(tmp_path):
     return Dataset(root=tmp_path, name="fake", reports=reports, questions=qs, gold=gold)
 
 
-def test_run_retrieve_with_fakes(make_cfg, tmp_path, monkeypatch):
-    ds = _fake_dataset(tmp_path)
-    cfg = make_cfg(data_dir=tmp_path, overrides={"rerank.mode": "llm", "rerank.candidates": 2})
+def _fake_upstream(cfg, ds, monkeypatch, llm):
+    """04 stands in whole (indexes, query embedding, item states: 05's upstream keys), 02 pages written,
+    ``llm`` returned by get_llm."""
     idx = {SHA: FakeIndex(CHUNKS), "b" * 40: FakeIndex([_chunk(1, 0, "net cash from operating activities", "b" * 40)])}
     import rag
     from rag.core.stage import ItemState
 
-    # 04 stands in whole: its indexes, its query embedding and the state of its items (05's upstream keys)
     fake_index = types.SimpleNamespace(load_report_index=lambda cfg, sha1, size=None: idx[sha1],
                                        embed_query=lambda cfg, text: _embed(text), STAGE="04_index",
                                        item_state=lambda cfg, sha1, size: ItemState("done", f"k-{sha1}", ""))
     monkeypatch.setitem(sys.modules, "rag.index", fake_index)
     monkeypatch.delattr(rag, "index", raising=False)  # `from .. import index` must find the stand-in
-    llm = FakeLLM(lambda m, s: {"pages": [{"page": 1, "reason": "ok", "relevance": 0.5}]})
     import rag.models
     monkeypatch.setattr(rag.models, "get_llm", lambda cfg: llm, raising=False)
     for r in ds.reports:
         rep = CleanReport(sha1=r.sha1, company=r.company, pages=[CleanPage(page=p, markdown=t) for p, t in TEXTS.items()])
         (cfg.run_dir / "02_clean").mkdir(parents=True, exist_ok=True)
         (cfg.run_dir / "02_clean" / f"{r.sha1}.json").write_text(rep.model_dump_json())
+
+
+def test_run_retrieve_with_fakes(make_cfg, tmp_path, monkeypatch):
+    ds = _fake_dataset(tmp_path)
+    cfg = make_cfg(data_dir=tmp_path, overrides={"rerank.mode": "llm", "rerank.candidates": 2})
+    llm = FakeLLM(lambda m, s: {"pages": [{"page": 1, "reason": "ok", "relevance": 0.5}]})
+    _fake_upstream(cfg, ds, monkeypatch, llm)
     df = run_retrieve(cfg, ds, progress=False)
     assert list(df.qid) == ["q000", "q001", "q002"] and not df.skipped.any()
     rec = json.loads((cfg.run_dir / "05_retrieve" / "q002.json").read_text())
@@ -276,6 +281,23 @@ def test_run_retrieve_with_fakes(make_cfg, tmp_path, monkeypatch):
     assert list(pq.qid) == ["q000", "q002"]  # q001 has no gold pools
     table = summarize(pq)
     assert table.iloc[0]["group"] == "all" and table.iloc[0]["n"] == 2 and table.iloc[0]["hit@10"] == 1.0
+
+
+def test_concurrent_questions_write_the_same_records(make_cfg, tmp_path, monkeypatch):
+    """llm.concurrency = 4: questions run in parallel, every 05 record is what concurrency 1 writes."""
+    ds = _fake_dataset(tmp_path)
+    judge = _judge({1: 0.9, 2: 0.2, 3: 0.6, 4: 0.4})
+    records, dirs = {}, set()
+    for n in (1, 4):
+        cfg = make_cfg(data_dir=tmp_path, overrides={"rerank.mode": "llm", "rerank.candidates": 3,
+                                                     "llm.concurrency": n, "run": f"c{n}"})
+        _fake_upstream(cfg, ds, monkeypatch, FakeLLM(judge))
+        df = run_retrieve(cfg, ds, progress=False)
+        assert not df.skipped.any() and cfg.llm.concurrency == n
+        dirs.add(cfg.run_dir)
+        records[n] = {p.name: {k: v for k, v in json.loads(p.read_text()).items() if k not in ("seconds", "usage")}
+                      for p in sorted((cfg.run_dir / "05_retrieve").glob("q*.json"))}
+    assert len(dirs) == 2 and len(records[1]) == 3 and records[1] == records[4]
 
 
 # ---- real run on the demo corpus ------------------------------------------------------------

@@ -8,8 +8,9 @@ Contract:
 - ``ocr_image(image, ...) -> list[OcrLine]`` and ``ocr_page(pdf, page, ...) -> OcrPage``: rapidocr
   (onnxruntime, the models bundled in the wheel, no network) -> text lines ordered top-to-bottom,
   then left-to-right within a row. Boxes are in rendered-image pixels (origin top-left).
-- The rapidocr engine is built once per process and thread count (``get_engine``): building it loads
-  three ONNX models (~1 s).
+- The rapidocr engine is built once per process, thread count and device (``get_engine``): building it
+  loads three ONNX models (~1 s). It runs on CUDA only when the run's device is CUDA and onnxruntime has
+  its CUDA provider (onnxruntime-gpu installed), else on the CPU.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import numpy as np
 
 # Grey-level difference (0..255) from the background that counts as ink, not paper noise/JPEG grain.
 _INK_DELTA = 40
-_ENGINES: dict[int, object] = {}
+_ENGINES: dict[tuple[int, str], object] = {}
 _ENGINE_LOCK = threading.Lock()
 
 
@@ -49,18 +50,37 @@ class OcrPage:
         return "\n".join(self.lines)
 
 
+def engine_device() -> str:
+    """"cuda[:N]" when the run's device (rag.models.device) is CUDA AND onnxruntime has its CUDA provider
+    (the onnxruntime-gpu package), else "cpu" (the CPU onnxruntime never imports torch to decide)."""
+    from ..models.device import is_cuda, model_device, onnx_cuda_available
+
+    if not onnx_cuda_available():
+        return "cpu"
+    dev = model_device()
+    return dev if is_cuda(dev) else "cpu"
+
+
 def get_engine(threads: int = 2):
-    """The process-wide rapidocr engine for ``threads`` onnxruntime intra-op threads."""
+    """The process-wide rapidocr engine for ``threads`` onnxruntime intra-op threads, on :func:`engine_device`."""
+    device = engine_device()
+    key = (threads, device)
     with _ENGINE_LOCK:
-        if threads not in _ENGINES:
+        if key not in _ENGINES:
             from rapidocr import RapidOCR
 
-            _ENGINES[threads] = RapidOCR(params={
+            from ..models.device import cuda_index
+
+            params = {
                 "Global.log_level": "warning",
                 "EngineConfig.onnxruntime.intra_op_num_threads": int(threads),
                 "EngineConfig.onnxruntime.inter_op_num_threads": 1,
-            })
-        return _ENGINES[threads]
+            }
+            if device != "cpu":
+                params["EngineConfig.onnxruntime.use_cuda"] = True
+                params["EngineConfig.onnxruntime.cuda_ep_cfg.device_id"] = cuda_index(device) or 0
+            _ENGINES[key] = RapidOCR(params=params)
+        return _ENGINES[key]
 
 
 def render_page(pdf: Path | str, page: int, scale: float):

@@ -19,7 +19,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Mapping
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 PRESETS_DIR = Path(__file__).parent.parent / "presets"  # rag/presets
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -31,7 +31,7 @@ class ConfigError(ValueError):
 
 from .config_sections import (  # noqa: F401 - the sections are part of this module's interface
     _Frozen, ParseConfig, CleanConfig, ChunkConfig, EmbedConfig, IndexConfig, RetrieveConfig, RerankConfig, LLMConfig,
-    AnswerConfig, ExecutionConfig)
+    AnswerConfig, ExecutionConfig, VLLMConfig)
 
 
 class RunConfig(_Frozen):
@@ -42,6 +42,11 @@ class RunConfig(_Frozen):
     models_dir: str = "data/models"
     cache_dir: str = "outputs/.cache"
     seed: int = 42
+    # Where the local models run: "auto" (CUDA when torch sees a GPU, else CPU), "cpu", "cuda", "cuda:N".
+    # Resolved once by rag.models.device.resolve_device; read by docling (parse.device overrides it), the
+    # embedder, the cross-encoder, OCR (when onnxruntime has CUDA) and the llama.cpp / vLLM servers.
+    # Speed only: no item key depends on it.
+    device: str = Field("auto", pattern=r"^(auto|cpu|cuda(:\d+)?)$")
     parse: ParseConfig = ParseConfig()
     clean: CleanConfig = CleanConfig()
     chunk: ChunkConfig = ChunkConfig()

@@ -18,8 +18,9 @@ class ParseConfig(_Frozen):
     pipeline: Literal["auto", "standard", "native"] = "auto"
     # Folder with docling's pre-downloaded model weights (None: docling's default cache).
     artifacts_path: str | None = None
-    # Accelerator for the full pipeline; "auto" picks CUDA when torch sees it.
-    device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
+    # Accelerator of docling's full pipeline, overriding the run's top-level ``device`` (None or "auto":
+    # follow it). "mps" (Apple) is docling-only.
+    device: str | None = Field(None, pattern=r"^(auto|cpu|mps|cuda(:\d+)?)$")
     # Pages converted per docling call: bounds memory on 1,000-page reports.
     page_batch: int = Field(100, ge=1)
     # Parallel worker processes (one report each).
@@ -131,6 +132,11 @@ class EmbedConfig(_Frozen):
     # overlapping windows of max_input_tokens wordpieces (long_text_overlap shared) and averages them.
     long_text: Literal["truncate", "mean"] = "truncate"
     long_text_overlap: int = Field(32, ge=0)
+    # Text put before every query / every indexed passage, for models trained with such markers (e5:
+    # "query: " / "passage: "; bge English: an instruction before queries only). "auto" takes the model's
+    # own from its name (rag.models.embed.default_prefixes; "" for MiniLM and unknown models).
+    query_prefix: str = "auto"
+    passage_prefix: str = "auto"
     # openai backend: env var holding the API key (the key itself is never stored or logged).
     api_key_env: str = "OPENAI_API_KEY"
     # Disk cache of vectors keyed by model + text under cache_dir (re-embedding unchanged text is free).
@@ -201,9 +207,32 @@ class RerankConfig(_Frozen):
     reason_words: int = Field(12, ge=1)
 
 
+class VLLMConfig(_Frozen):
+    """The vLLM server the project starts for ``llm.backend = "vllm"`` (``vllm serve llm.model ...``)."""
+    # The command before "serve", split like a shell would: "vllm" (found on PATH or beside this Python) or
+    # a path, relative ones from the project root. `make gpu` installs vLLM in its own venv,
+    # .venv-vllm/bin/vllm (vLLM pins numpy/transformers versions the project's venv cannot share).
+    # Tests point it at a stand-in server.
+    command: str = "vllm"
+    # Share (0..1] of the GPU's memory vLLM takes for weights + KV cache (--gpu-memory-utilization). The
+    # embedder and docling share the GPU: leave them a few GB.
+    gpu_memory_utilization: float = Field(0.85, gt=0, le=1)
+    # Longest prompt + answer in tokens vLLM allocates KV cache for (--max-model-len; None: llm.n_ctx).
+    max_model_len: int | None = Field(None, ge=512)
+    # GPUs one model is split across (--tensor-parallel-size).
+    tensor_parallel_size: int = Field(1, ge=1)
+    # Model id the server answers to (--served-model-name; None: llm.model).
+    served_model_name: str | None = None
+    # More arguments for `vllm serve`, e.g. ["--dtype", "bfloat16", "--enable-prefix-caching"].
+    extra_args: tuple[str, ...] = ()
+    # Environment for the server process (e.g. {"VLLM_LOGGING_LEVEL": "WARNING"}).
+    env: dict[str, str] = Field(default_factory=dict)
+
+
 class LLMConfig(_Frozen):
-    # llama_cpp: the project starts a local llama.cpp server; openai / openai_compatible: remote.
-    backend: Literal["llama_cpp", "openai", "openai_compatible"] = "llama_cpp"
+    # llama_cpp / vllm: the project starts a local llama.cpp / vLLM server (llm.vllm); openai /
+    # openai_compatible: a remote API or a server you run yourself (llm.base_url).
+    backend: Literal["llama_cpp", "vllm", "openai", "openai_compatible"] = "llama_cpp"
     model: str = "qwen2.5-coder-1.5b"
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
@@ -218,6 +247,11 @@ class LLMConfig(_Frozen):
     # Environment for the llama.cpp server process. OpenMP's default spins at barriers: beside one busy
     # process on 2 cores generation fell 18 -> 0.4 tokens/s; PASSIVE keeps ~14 (benchmarks/models.py --contention).
     server_env: dict[str, str] = Field(default_factory=lambda: {"OMP_WAIT_POLICY": "PASSIVE"})
+    # llama_cpp backend: layers offloaded to the GPU when the run's device is CUDA (-1: all; a CUDA build of
+    # llama-cpp-python is needed for it to matter); always 0 on CPU.
+    n_gpu_layers: int = Field(-1, ge=-1)
+    # vllm backend: the managed vLLM server.
+    vllm: VLLMConfig = VLLMConfig()
     # Restarts of a local server that died (segfault, OOM kill) before a call gives up with ModelUnavailable.
     server_max_restarts: int = Field(1, ge=0)
     temperature: float = Field(0.0, ge=0)
@@ -233,8 +267,9 @@ class LLMConfig(_Frozen):
     concurrency: int = Field(1, ge=1)
     requests_per_minute: int = Field(0, ge=0)  # 0: unlimited
     tokens_per_minute: int = Field(0, ge=0)  # 0: unlimited
-    # How a schema is enforced: "auto" = json_schema for openai, json_object+schema (grammar) for llama_cpp,
-    # schema-in-prompt for openai_compatible; the others force one way.
+    # How a schema is enforced: "auto" = json_schema for openai and vllm (a vLLM that refuses a schema
+    # falls back to schema-in-prompt), json_object+schema (grammar) for llama_cpp, schema-in-prompt for
+    # openai_compatible; the others force one way. A reply that still does not fit gets one repair call.
     structured: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
     # Disk cache of completions keyed by (model, messages, schema, params) under cache_dir.
     cache: bool = True
@@ -243,7 +278,8 @@ class LLMConfig(_Frozen):
     # Retry backoff on 429/5xx/timeouts: base * 2**attempt seconds (+ jitter), capped; Retry-After wins.
     retry_base_s: float = Field(1.0, gt=0)
     retry_max_s: float = Field(60.0, gt=0)
-    # llama_cpp backend: seconds to wait for the local server's /v1/models to answer after start.
+    # llama_cpp / vllm backends: seconds to wait for the local server's /v1/models to answer after start
+    # (vLLM loading a 30B model from disk and compiling takes minutes).
     server_start_timeout_s: float = Field(180.0, gt=0)
 
 

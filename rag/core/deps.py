@@ -9,9 +9,9 @@ Contract:
   (:func:`llm_uses`: 02 when tables are serialized; 05 when it reranks with the LLM OR expands queries;
   06 always). Currency keys (:func:`config_signature`) and rag.ablate's sharing
   (:func:`lineage_signature`) both read it, so they cannot disagree.
-- Speed-only knobs (:data:`EXECUTION_ONLY`, and the ``execution`` section: where items run) are left out:
-  changing them re-runs nothing. Fields added later (:data:`OMIT_WHEN_DEFAULT`) are left out while at
-  their default, so older outputs stay current.
+- Speed-only knobs (:data:`EXECUTION_ONLY`, and the ``execution`` section: where items run) are left out,
+  or pinned to one value (:data:`PINNED`): changing them re-runs nothing. Fields added later
+  (:data:`OMIT_WHEN_DEFAULT`) are left out while at their default, so older outputs stay current.
 """
 from __future__ import annotations
 
@@ -52,16 +52,24 @@ EXECUTION_ONLY: dict[str, tuple[str, ...]] = {
     "parse": ("workers", "parser_threads", "timeout_s", "page_batch", "device"),
     "clean": ("ocr_threads",),
     # How the local model server runs (threads for prompts, OpenMP waiting, restarts), not what it answers.
-    "llm": ("n_threads_batch", "server_env", "server_max_restarts"),
+    # Where it runs (GPU layers, the vLLM server's memory share and parallelism) does not change the model.
+    "llm": ("n_threads_batch", "server_env", "server_max_restarts", "n_gpu_layers", "vllm"),
     # Where the embedding server runs, not what it computes (embed.model says that).
     "embed": ("base_url",),
 }
 
 # Fields added after runs were made: left out of keys and signatures while at their default (the value that
 # reproduces the behaviour from before they existed), so existing outputs stay current; set, they count.
-OMIT_WHEN_DEFAULT: dict[str, tuple[str, ...]] = {"embed": ("hub", "long_text"), "index": ("bm25_stemmer",)}
+OMIT_WHEN_DEFAULT: dict[str, tuple[str, ...]] = {"embed": ("hub", "long_text", "query_prefix", "passage_prefix"),
+                                                "index": ("bm25_stemmer",)}
 # Fields that change nothing while another field of their section has a given value: then left out too.
 UNUSED_WHEN: dict[str, dict[str, tuple[str, Any]]] = {"embed": {"long_text_overlap": ("long_text", "truncate")}}
+
+# Speed-only fields that were part of keys before they were known to be speed-only: keys always carry this
+# fixed value, so outputs made at that value stay current and changing the field re-runs nothing
+# (llm.concurrency: questions answered in parallel give the same records; runs once made at another value,
+# e.g. the openai preset's 8, re-run once and their model calls come from the disk cache).
+PINNED: dict[str, dict[str, Any]] = {"llm": {"concurrency": 1}}
 
 # Fields that list which items a stage makes (one item per chunk size) rather than change an item:
 # out of item keys (adding size 1000 keeps size 300 current), in sharing signatures (a run asking for
@@ -111,7 +119,9 @@ def _section(cfg, dump: dict[str, Any], name: str, per_item: bool) -> Any:
     value = dump[name]
     drop = (EXECUTION_ONLY.get(name, ()) + (ITEM_AXES.get(name, ()) if per_item else ())
             + omitted_fields(cfg, name))
-    return {k: v for k, v in value.items() if k not in drop} if isinstance(value, dict) else value
+    if not isinstance(value, dict):
+        return value
+    return {k: PINNED.get(name, {}).get(k, v) for k, v in value.items() if k not in drop}
 
 
 def config_signature(cfg, stage: str, per_item: bool = True) -> dict[str, Any]:

@@ -68,15 +68,25 @@ def get_embedder(cfg: RunConfig):
 
 
 def embed_config(cfg: RunConfig) -> dict[str, Any]:
+    """The embed settings that change the vectors (index metas and keys). Prefixes enter resolved, and only
+    when one is non-empty, so a MiniLM index from before the prefix settings keeps its key."""
+    from ..models.embed import prefixes
+
     e = cfg.embed.model_dump(mode="json")
     later = (*deps.OMIT_WHEN_DEFAULT["embed"], *deps.UNUSED_WHEN["embed"])
     omitted = deps.omitted_fields(cfg, "embed")
-    return {k: e[k] for k in (*_EMBED_KEYS, *later) if k in e and k not in omitted}
+    out = {k: e[k] for k in (*_EMBED_KEYS, *later) if k in e and k not in omitted}
+    q, p = prefixes(cfg.embed)
+    if q or p:
+        out["prefixes"] = [q, p]
+    return out
 
 
 def embed_query(cfg: RunConfig, text: str) -> np.ndarray:
-    """One query vector (dim,), L2-normalized."""
-    return _normalize(get_embedder(cfg).embed([text]))[0]
+    """One query vector (dim,), L2-normalized; the model's query prefix (``embed.query_prefix``) goes first."""
+    from ..models.embed import prefixes
+
+    return _normalize(get_embedder(cfg).embed([prefixes(cfg.embed)[0] + text]))[0]
 
 
 def _normalize(v: np.ndarray) -> np.ndarray:
@@ -133,7 +143,10 @@ def _build_one(cfg: RunConfig, embedder, sha1: str, size: int, chunk_key: str) -
 
     chunks = load_chunks(cfg, sha1, size)
     faiss_name, bm25_name, meta_name = _names(sha1, size)
-    texts = [c.text for c in chunks]
+    from ..models.embed import prefixes
+
+    passage = prefixes(cfg.embed)[1]  # e5: "passage: " before every chunk; "" for MiniLM
+    texts = [passage + c.text for c in chunks]
     dim = int(embedder.dim)
     vecs = np.zeros((0, dim), dtype=np.float32)
     meter = getattr(embedder, "meter", None)

@@ -3,6 +3,8 @@
 - ``get_llm(cfg) -> LLM``: one client per ``cfg.llm`` section (the llama_cpp backend starts a local
   server on first use and stops it at exit / ``shutdown_all()``).
 - ``get_embedder(cfg) -> Embedder``: L2-normalized float32 vectors, disk-cached.
+- Local models (embedder, cross-encoder, docling, OCR, llama.cpp / vLLM servers) run on ``cfg.device``,
+  resolved by :mod:`rag.models.device`.
 - ``get_cross_encoder(cfg, name) -> CrossEncoder``: ``ModelUnavailable`` when its weights are absent.
 - ``get_encoding(cfg)`` / ``count_tokens(text, cfg)``: offline tiktoken (cl100k_base).
 Importing this package is cheap: torch, sentence-transformers and openai load on first use.
@@ -11,8 +13,16 @@ from __future__ import annotations
 
 from .base import (LLM, CrossEncoder, Embedder, FakeLLM, HashEmbedder, LLMResult, ModelError, ModelUnavailable,
                    StructuredOutputError, Usage, UsageMeter)
-from .embed import get_embedder
 from .tokens import count_tokens, get_encoding
+
+
+def get_embedder(cfg) -> Embedder:
+    """The embedder for ``cfg.embed`` (one per distinct config); local models run on ``cfg.device``."""
+    from .device import configure
+    from .embed import get_embedder as _get
+
+    configure(cfg)  # the local embedder reads the process's device setting when it loads its model
+    return _get(cfg)
 
 
 def get_llm(cfg) -> LLM:

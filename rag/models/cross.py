@@ -36,7 +36,10 @@ class STCrossEncoder:
 
 
 def get_cross_encoder(cfg, name: str) -> STCrossEncoder:
-    key = (name, cfg.embed.batch_size)
+    from .device import model_device
+
+    device = model_device(cfg)
+    key = (name, cfg.embed.batch_size, device)  # one model per device: a cuda run never gets a cpu copy
     with _LOCK:
         if key in _REGISTRY:
             return _REGISTRY[key]
@@ -47,7 +50,7 @@ def get_cross_encoder(cfg, name: str) -> STCrossEncoder:
         except ImportError as e:
             raise ModelUnavailable("sentence-transformers is not installed: run `make setup`") from e
         try:
-            model = CrossEncoder(name, device="cpu")
+            model = CrossEncoder(name, device=device)
         except Exception as e:  # noqa: BLE001 - missing files surface as OSError/ValueError/HF errors
             raise ModelUnavailable(
                 f"cross-encoder {name!r}: weights not found locally ({type(e).__name__}: {str(e)[:300]}). "

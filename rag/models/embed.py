@@ -34,6 +34,33 @@ KNOWN_DIMS = {"all-MiniLM-L6-v2": 384, "text-embedding-3-large": 3072, "text-emb
 EMBED_PRICES = {"text-embedding-3-large": 0.13, "text-embedding-3-small": 0.02}
 
 
+# Query / passage markers a model family was trained with (matched on the model name, lower case).
+_BGE_QUERY = "Represent this sentence for searching relevant passages: "
+PREFIXES: tuple[tuple[str, tuple[str, str]], ...] = (
+    ("e5-", ("query: ", "passage: ")),          # intfloat/e5-*, multilingual-e5-*
+    ("bge-", (_BGE_QUERY, "")),                 # BAAI/bge-*-en(-v1.5): instruction on queries only
+)
+_MULTILINGUAL_BGE = ("bge-m3", "bge-multilingual")  # no instruction
+
+
+def default_prefixes(model: str) -> tuple[str, str]:
+    """(query prefix, passage prefix) a model is used with, from its name; ("", "") when none is known."""
+    name = model.lower().replace("\\", "/").rstrip("/").split("/")[-1]
+    if any(m in name for m in _MULTILINGUAL_BGE):
+        return "", ""
+    for key, pair in PREFIXES:
+        if key in name:
+            return pair
+    return "", ""
+
+
+def prefixes(embed_cfg) -> tuple[str, str]:
+    """The configured (query, passage) prefixes, "auto" resolved from the model name."""
+    q, p = default_prefixes(embed_cfg.model)
+    return (q if embed_cfg.query_prefix == "auto" else embed_cfg.query_prefix,
+            p if embed_cfg.passage_prefix == "auto" else embed_cfg.passage_prefix)
+
+
 def _normalize(v: np.ndarray) -> np.ndarray:
     v = np.asarray(v, dtype=np.float32)
     norms = np.linalg.norm(v, axis=1, keepdims=True)
@@ -182,7 +209,9 @@ class LocalEmbedder(_CachedEmbedder):
                 from sentence_transformers import SentenceTransformer
 
                 try:
-                    m = SentenceTransformer(source, device="cpu")
+                    from .device import model_device
+
+                    m = SentenceTransformer(source, device=model_device())
                 except Exception as e:  # noqa: BLE001 - any load failure is "this model is not available"
                     offline = " (HF_HUB_OFFLINE=1 in this process: only a copy in the hub cache loads)" \
                         if os.environ.get("HF_HUB_OFFLINE") == "1" else ""

@@ -1,21 +1,26 @@
-"""Chat LLM clients over the OpenAI protocol: OpenAI, any OpenAI-compatible server, a local llama.cpp server.
+"""Chat LLM clients over the OpenAI protocol: OpenAI, any OpenAI-compatible server, a local llama.cpp or vLLM server.
 
 Contract (see ``base.LLM``):
 - ``get_llm(cfg)`` returns one ``ChatLLM`` per distinct ``cfg.llm`` section (+ cache/models dirs), shared
-  by threads; it raises ``ModelUnavailable`` at once when weights, package or API key are missing. The llama_cpp backend starts its server lazily on the first call that is not a cache hit and
-  stops it at interpreter exit or ``shutdown()`` / ``shutdown_all()``.
+  by threads; it raises ``ModelUnavailable`` at once when weights, package, executable or API key are
+  missing. The llama_cpp and vllm backends start their server (rag.models.llama_server / vllm_server, one
+  managed-subprocess machinery) lazily on the first call that is not a cache hit and stop it at
+  interpreter exit or ``shutdown()`` / ``shutdown_all()``. With backend vllm the request's ``model`` is
+  ``llm.vllm.served_model_name`` (default ``llm.model``).
 - ``complete(messages, schema=None, **params) -> LLMResult``. ``params`` override ``temperature``,
   ``max_tokens``, ``seed`` from the config (reasoning models: ``max_completion_tokens``, no sampling params,
   see ``is_reasoning_model``); other known chat-completion params pass through, unknown
   ones go to the server in ``extra_body``. With a pydantic ``schema``: enforced per ``cfg.llm.structured``
-  (auto: ``json_schema`` for openai, ``json_object`` + grammar schema for llama_cpp, schema-in-prompt for
-  openai_compatible), parsed tolerantly (``jsonx``), and on failure ONE repair call; then
-  ``StructuredOutputError(raw)``.
+  (auto: ``json_schema`` for openai and vllm, ``json_object`` + grammar schema for llama_cpp,
+  schema-in-prompt for openai_compatible), parsed tolerantly (``jsonx``), and on failure ONE repair call;
+  then ``StructuredOutputError(raw)``. A vLLM server that refuses the json_schema request (HTTP 400: a
+  schema its grammar backend cannot compile) is asked again with the schema in the prompt, and this client
+  keeps doing so (``schema_fallbacks`` counts them).
 - Each HTTP chat call is disk-cached (``<cache_dir>/llm.sqlite``) under (model id, messages, response
   format, sampling params); a hit sends no request. ``LLMResult.usage`` sums the call and its repair;
   ``usage.cached`` is True only when nothing was sent. Every ``complete`` adds its usage ONCE to
   ``self.meter`` (``meter.snapshot()`` = totals).
-- A local llama.cpp server that dies is restarted at most ``cfg.llm.server_max_restarts`` times
+- A local llama.cpp / vLLM server that dies is restarted at most ``cfg.llm.server_max_restarts`` times
   (``usage.restarts`` counts them); after that the call raises ``ModelUnavailable`` naming the signal.
 - Retries (own, the openai client's are off): 429, 5xx, timeouts and connection errors, up to
   ``cfg.llm.max_retries`` times, waiting Retry-After when the server sends it, else exponential backoff
@@ -106,9 +111,16 @@ class ChatLLM:
             self._cache_model = gguf_cache_id(c.gguf, cfg.path("models_dir"))
         else:
             self.model = self._cache_model = c.model
+        # The model id sent in requests: vLLM answers to its served name.
+        self.api_model = (c.vllm.served_model_name or c.model) if c.backend == "vllm" else self.model
+        self.schema_fallbacks = 0  # json_schema requests a vLLM server refused, asked again schema-in-prompt
+        self._schema_refused = False
         self.meter = UsageMeter()
         self.cache = DiskCache(cfg.path("cache_dir") / "llm.sqlite") if c.cache else None
         self.limiter = limiter_for(c)
+        # At most llm.concurrency requests in flight per client, however the callers nest their threads
+        # (05/06 run questions in parallel and a question's rerank batches go out in parallel too).
+        self._in_flight = threading.BoundedSemaphore(c.concurrency)
         self.server = None
         self._client = None
         self._client_url: str | None = None
@@ -137,6 +149,10 @@ class ChatLLM:
             if importlib.util.find_spec("llama_cpp") is None:
                 raise ModelUnavailable("llama-cpp-python is not installed: run `make setup` "
                                        "(pip install 'llama-cpp-python[server]==0.3.36')")
+        elif self.backend == "vllm":
+            from .vllm_server import get_vllm_server
+
+            get_vllm_server(self.cfg).check_installed()
         elif self.backend == "openai" and not os.environ.get(c.api_key_env):
             raise ModelUnavailable(f"llm.backend=openai needs an API key in ${c.api_key_env}: export it, "
                                    "or use the offline preset (local llama.cpp)")
@@ -150,12 +166,15 @@ class ChatLLM:
         mode = self.llm_cfg.structured
         if mode != "auto":
             return mode
-        return {"openai": "json_schema", "llama_cpp": "json_object"}.get(self.backend, "prompt")
+        if self.backend == "vllm" and self._schema_refused:
+            return "prompt"
+        return {"openai": "json_schema", "vllm": "json_schema", "llama_cpp": "json_object"}.get(self.backend, "prompt")
 
     def _connect(self):
         with self._lock:
             c = self.llm_cfg
             if self.backend == "llama_cpp":
+                from .device import cuda_env, n_gpu_layers, run_device
                 from .llama_server import get_server
                 from .weights import gguf_path
 
@@ -163,8 +182,15 @@ class ChatLLM:
                 # start() is a no-op while it runs and restarts it after shutdown() / a crash.
                 self.server = get_server(gguf_path(c.gguf, self.cfg.path("models_dir")), self.model, c.n_ctx,
                                          c.n_threads, c.server_start_timeout_s, n_threads_batch=c.n_threads_batch,
-                                         env=dict(c.server_env), max_restarts=c.server_max_restarts).start()
+                                         env={**cuda_env(run_device(self.cfg)), **dict(c.server_env)},
+                                         max_restarts=c.server_max_restarts,
+                                         n_gpu_layers=n_gpu_layers(self.cfg)).start()
                 base_url, key = self.server.base_url, "local"
+            elif self.backend == "vllm":
+                from .vllm_server import get_vllm_server
+
+                self.server = get_vllm_server(self.cfg).start()  # shared per settings, as for llama.cpp
+                base_url, key = self.server.base_url, os.environ.get(c.api_key_env) or "local"
             elif self.backend == "openai":
                 key = os.environ.get(c.api_key_env)
                 if not key:
@@ -233,7 +259,8 @@ class ChatLLM:
             with self._count_lock:
                 self.http_requests += 1
             try:
-                resp = client.chat.completions.create(model=self.model, messages=messages, **kwargs)
+                with self._in_flight:
+                    resp = client.chat.completions.create(model=self.api_model, messages=messages, **kwargs)
                 break
             except Exception as e:  # noqa: BLE001 - classified below
                 if self.server is not None and self.server.dead:
@@ -277,7 +304,9 @@ class ChatLLM:
             return ModelUnavailable(f"{where}: server at {url} unreachable after {sent} attempts ({e}); "
                                     f"is it running?{tail}")
         if isinstance(e, openai.APIStatusError):
-            return ModelError(f"{where}: HTTP {e.status_code} after {sent} attempts: {str(e)[:1000]}")
+            err = ModelError(f"{where}: HTTP {e.status_code} after {sent} attempts: {str(e)[:1000]}")
+            err.status_code = e.status_code  # type: ignore[attr-defined]
+            return err
         return e
 
     # ---- public API ------------------------------------------------------------------------------
@@ -308,7 +337,13 @@ class ChatLLM:
         messages = [dict(m) for m in messages]
         p = self._params(params)
         msgs, fmt = self._format(messages, schema)
-        raw, usage = self._request(msgs, fmt, p)
+        try:
+            raw, usage = self._request(msgs, fmt, p)
+        except ModelError as e:
+            if not self._refused_schema(e, fmt):
+                raise
+            msgs, fmt = self._format(messages, schema)  # now schema-in-prompt
+            raw, usage = self._request(msgs, fmt, p)
         if schema is None:
             self.meter.add(usage)
             return LLMResult(value=raw, raw=raw, model=self.model, usage=usage)
@@ -331,6 +366,22 @@ class ChatLLM:
             raise StructuredOutputError(f"{self.model}: answer does not fit {schema.__name__} even after one "
                                         f"repair call: {str(e2)[:500]}", raw) from e2
         return LLMResult(value=value, raw=raw, model=self.model, usage=usage, repaired=True)
+
+    def _refused_schema(self, e: ModelError, fmt: dict | None) -> bool:
+        """A vLLM server answered HTTP 400 to a json_schema request: from now on this client puts the schema in
+        the prompt (the reply is still parsed and, if needed, repaired). True when the request should be re-sent."""
+        if self.backend != "vllm" or self.llm_cfg.structured != "auto" or (fmt or {}).get("type") != "json_schema" \
+                or getattr(e, "status_code", None) != 400:
+            return False
+        with self._count_lock:
+            if not self._schema_refused:
+                import sys
+
+                print(f"warning: vLLM refused a json_schema response_format ({str(e).splitlines()[0][:300]}); "
+                      "sending the schema in the prompt from now on", file=sys.stderr, flush=True)
+            self._schema_refused = True
+            self.schema_fallbacks += 1
+        return True
 
     def complete_many(self, requests: Sequence[dict[str, Any]], return_exceptions: bool = False) -> list:
         """``complete(**r)`` for each request, in order, on ``cfg.llm.concurrency`` threads.

@@ -29,7 +29,7 @@ from ..core.artifacts import hash_key, read_json, run_dir_of
 
 from ..core.stage import ItemState, Stage
 from ..core.stage import item_state as _item_state
-from ..core.config import ParseConfig, RunConfig
+from ..core.config import PROJECT_ROOT, ParseConfig, RunConfig
 from ..core import deps
 from ..core.loop import Item, ItemError, Json, Result, failures, outcome_counts, run_items
 from ..core.loop import executor as make_executor
@@ -50,24 +50,39 @@ log = logging.getLogger(__name__)
 
 
 # ---- pipeline choice ---------------------------------------------------------------------------
+def artifacts_dir(pcfg: ParseConfig) -> Path | None:
+    """``parse.artifacts_path`` as a folder (a relative path is relative to the project root), or None."""
+    if not pcfg.artifacts_path:
+        return None
+    p = Path(pcfg.artifacts_path).expanduser()
+    return p if p.is_absolute() else PROJECT_ROOT / p
+
+
 def _weight_dirs(pcfg: ParseConfig) -> list[Path]:
     if pcfg.artifacts_path:
-        return [Path(pcfg.artifacts_path).expanduser()]
+        return [artifacts_dir(pcfg)]
     home = Path.home()
     hf_home = Path(os.environ.get("HF_HOME", home / ".cache" / "huggingface"))
     hub = Path(os.environ.get("HF_HUB_CACHE", hf_home / "hub"))
     return [Path(os.environ.get("DOCLING_CACHE_DIR", home / ".cache" / "docling")) / "models", hub]
 
 
-def standard_available(pcfg: ParseConfig) -> tuple[bool, str]:
-    """Cheap local check (folders and importability only, no network) for the full pipeline."""
-    if importlib.util.find_spec("torchvision") is None:
-        return False, "torchvision is not installed (TableFormer needs it)"
+def weights_found(pcfg: ParseConfig) -> tuple[bool, str]:
+    """(found, where): docling's layout + TableFormer weight folders in ``parse.artifacts_path`` (or docling's
+    and Hugging Face's caches when unset); folders only, no network."""
     for d in _weight_dirs(pcfg):
         names = {p.name.removeprefix("models--") for p in d.iterdir()} if d.is_dir() else set()
         if _TABLE_DIR in names and names.intersection(_LAYOUT_DIRS):
             return True, f"weights in {d}"
     return False, f"no docling layout + TableFormer weights in {', '.join(map(str, _weight_dirs(pcfg)))}"
+
+
+def standard_available(pcfg: ParseConfig) -> tuple[bool, str]:
+    """Cheap local check (folders and importability only, no network) for the full pipeline; the setup
+    check (rag.preflight) also imports torchvision before a standard-pipeline run starts."""
+    if importlib.util.find_spec("torchvision") is None:
+        return False, "torchvision is not installed (TableFormer needs it)"
+    return weights_found(pcfg)
 
 
 def resolve_pipeline(pcfg: ParseConfig) -> tuple[str, str]:
@@ -165,11 +180,32 @@ def load_parsed(cfg_or_path: RunConfig | Path | str, sha1: str | None = None) ->
 
 
 # ---- stage entry point -------------------------------------------------------------------------------
+def _standard_setup(cfg: RunConfig, why: str) -> tuple[str, str, ParseConfig]:
+    """Before a standard-pipeline run: the setup check (torchvision imports, weights, CUDA when asked for).
+    Configured "standard" refuses with one SetupError; "auto" falls back to native, saying why. The parse
+    config the workers get carries the resolved device and the absolute weights folder."""
+    from ..models.device import parse_device
+    from ..preflight import SetupError, message, parse_problems
+
+    found = parse_problems(cfg)
+    if found and cfg.parse.pipeline == "auto":
+        log.warning("parse.pipeline=auto: docling's full pipeline cannot run (%s); using the native one", "; ".join(found))
+        return "native", "; ".join(found), cfg.parse
+    if found:
+        raise SetupError(message(found, cfg.preset))
+    art = artifacts_dir(cfg.parse)
+    return "standard", why, cfg.parse.model_copy(update={"device": parse_device(cfg),
+                                                         "artifacts_path": str(art) if art else None})
+
+
 def run_parse(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
     """Parse every report of ``ds`` into ``01_parse/<sha1>.json``; one summary row per report."""
     stage = Stage(cfg, STAGE)
     pipeline, why = resolve_pipeline(cfg.parse)
-    items = [Item(r.sha1, parse_key(cfg, r.sha1, pipeline), (report_file(r.sha1),), (str(r.pdf), cfg.parse, pipeline),
+    pcfg = cfg.parse
+    if pipeline == "standard":
+        pipeline, why, pcfg = _standard_setup(cfg, why)
+    items = [Item(r.sha1, parse_key(cfg, r.sha1, pipeline), (report_file(r.sha1),), (str(r.pdf), pcfg, pipeline),
                   label=r.company, inputs=(str(r.pdf),)) for r in ds.reports]
     executor = make_executor("processes", cfg.parse.workers, cfg)
     outcomes = run_items(stage, items, _parse_item, executor=executor, progress=progress, unit="report")

@@ -164,10 +164,11 @@ def _standard_converter(pcfg: ParseConfig):
         from docling.datamodel.pipeline_options import PdfPipelineOptions
         from docling.document_converter import DocumentConverter, PdfFormatOption
 
-        # OCR off: garbled pages are re-read by the clean stage; "auto" device = CUDA when torch sees it.
+        # OCR off: garbled pages are re-read by the clean stage. run_parse hands over the resolved device
+        # (rag.models.device.parse_device) and an absolute artifacts_path; None/"auto" = CUDA when torch sees it.
         opts = PdfPipelineOptions(do_table_structure=True, do_ocr=False, generate_page_images=False,
                                   artifacts_path=pcfg.artifacts_path,
-                                  accelerator_options=AcceleratorOptions(device=pcfg.device),
+                                  accelerator_options=AcceleratorOptions(device=pcfg.device or "auto"),
                                   document_timeout=pcfg.timeout_s or None)
         opts.table_structure_options.do_cell_matching = True
         _CONVERTERS[key] = DocumentConverter(format_options={InputFormat.PDF: PdfFormatOption(pipeline_options=opts)})

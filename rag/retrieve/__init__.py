@@ -41,6 +41,7 @@ from ..core.stage import item_state as _item_state
 from ..core.config import RunConfig
 from ..core import deps
 from ..core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
+from ..core.loop import executor as make_executor
 from ..core.usage import ItemUsage
 from ..core.dataset import Dataset, Question
 from ..models.base import Usage
@@ -124,7 +125,7 @@ def summary_row(rec: RetrievalRecord, skipped: bool = False) -> dict[str, Any]:
 
 
 def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataFrame:
-    """Stage 05 over every question of ``ds``; one summary row per question. A question routed to a report
+    """Stage 05 over every question of ``ds`` (``cfg.llm.concurrency`` at a time); one summary row per question. A question routed to a report
     that failed upstream is blocked (no record; 06 answers it N/A naming the failure)."""
     stage = Stage(cfg, STAGE)
     companies = {r.sha1: r.company for r in ds.reports}
@@ -148,7 +149,10 @@ def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataF
                       info={"reports": [r.sha1 for r in rec.routed], "seconds": rec.seconds},
                       usage=ItemUsage.from_model(rec.usage))
 
-    outcomes = run_items(stage, items, work, progress=progress, unit="question")
+    # Questions in parallel up to llm.concurrency (one shared client, limiter and disk cache); each record
+    # depends on its question only, so the files are the same at any concurrency.
+    outcomes = run_items(stage, items, work, executor=make_executor("threads", cfg.llm.concurrency, cfg),
+                         progress=progress, unit="question")
     rows = []
     for it in items:
         o = outcomes[it.id]

@@ -1,0 +1,133 @@
+"""Setup check before any stage starts: refuse a run that cannot work with ONE clear message.
+
+The GPU preset (``parse.pipeline = "standard"``, ``device = "cuda"``, ``llm.backend = "vllm"``) used to
+start anyway and fail every report one by one. Checked here, cheaply and without the network:
+
+- docling's full pipeline (``parse.pipeline = "standard"``, when stage 01 runs): torchvision installed AND
+  importable beside this torch (checked in a subprocess: PyPI's torchvision next to a mismatched torch fails
+  at import), and the layout + TableFormer weights present (``parse.artifacts_path``, relative paths from
+  the project root; ``make gpu`` downloads them into data/models/docling).
+- the device: ``device`` / ``parse.device`` asking for CUDA when torch sees no GPU, or "cuda:N" past the
+  last GPU (stages 01..06).
+- ``llm.backend = "vllm"``: its executable is found (stages 05, 06).
+
+Contract: ``problems(cfg, stages=None) -> list[str]`` (each one line; empty = fine); ``check(cfg, stages)``
+raises :class:`SetupError` with all of them on one line plus the fix. Called by ``rag.pipeline.main``
+(before the first stage, for the stages asked for) and by ``run_parse`` (notebooks run by hand), where
+``parse.pipeline = "auto"`` falls back to the native pipeline instead of refusing.
+CLI: ``python -m rag.preflight --preset gpu [--set KEY=VALUE ...]`` (exit 0 / 2), run at the end of ``make gpu``.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import subprocess
+import sys
+from functools import lru_cache
+from typing import Sequence
+
+FIX = ("Fix: on the CUDA machine run `make gpu` (CUDA torch + torchvision, vLLM, docling's weights in "
+       "data/models/docling), or run without the GPU parts: --set parse.pipeline=native --set device=cpu")
+# Seconds the torchvision import check may take (a cold import of torch + torchvision from disk).
+_IMPORT_TIMEOUT_S = 300
+_PARSE_STAGES = {"01_parse"}
+_DEVICE_STAGES = {"01_parse", "02_clean", "03_chunk", "04_index", "05_retrieve", "06_answer"}
+_LLM_STAGES = {"02_clean", "05_retrieve", "06_answer"}
+
+
+class SetupError(RuntimeError):
+    """The run cannot start as configured; the message says what is missing and how to get it."""
+
+
+@lru_cache(maxsize=4)
+def torchvision_problem(python: str = sys.executable) -> str:
+    """"" when torchvision imports beside torch in ``python`` (with its ops), else why not, in one line."""
+    if importlib.util.find_spec("torchvision") is None:
+        return "torchvision is not installed (docling's TableFormer needs it)"
+    code = "import torch, torchvision; from torchvision.ops import nms; print(torch.__version__, torchvision.__version__)"
+    try:
+        r = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=_IMPORT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return f"importing torchvision took over {_IMPORT_TIMEOUT_S}s"
+    if r.returncode == 0:
+        return ""
+    lines = [ln.strip() for ln in (r.stderr or r.stdout).splitlines() if ln.strip()]
+    return f"torchvision is installed but does not import beside this torch ({lines[-1][:200] if lines else r.returncode})"
+
+
+def parse_problems(cfg) -> list[str]:
+    """What docling's full pipeline lacks under ``cfg`` (torchvision, weights, the CUDA it was asked to use)."""
+    from .models.device import cuda_problem
+    from .parse import weights_found
+
+    out = []
+    tv = torchvision_problem()
+    if tv:
+        out.append(tv)
+    ok, where = weights_found(cfg.parse)
+    if not ok:
+        out.append(f"docling's layout + TableFormer weights are missing ({where}; parse.artifacts_path)")
+    if cfg.parse.device and cfg.parse.device != "auto":
+        dev = cuda_problem(cfg.parse.device, "parse.device")
+        if dev:
+            out.append(dev)
+    return out
+
+
+def problems(cfg, stages: Sequence[str] | None = None) -> list[str]:
+    """Every reason the run cannot start for ``stages`` (default: all), one line each."""
+    from .models.device import cuda_problem
+
+    stages = set(stages) if stages is not None else _DEVICE_STAGES | _PARSE_STAGES
+    out: list[str] = []
+    if stages & _PARSE_STAGES and cfg.parse.pipeline == "standard":
+        out += parse_problems(cfg)
+    if stages & _DEVICE_STAGES:
+        dev = cuda_problem(cfg.device, "device")
+        if dev:
+            out.append(dev)
+    if stages & _LLM_STAGES and cfg.llm.backend == "vllm":
+        from .models.base import ModelUnavailable
+        from .models.vllm_server import get_vllm_server
+
+        try:
+            get_vllm_server(cfg).check_installed()
+        except ModelUnavailable as e:
+            out.append(str(e).splitlines()[0])
+    return list(dict.fromkeys(out))  # parse.device and device may say the same
+
+
+def message(found: Sequence[str], preset: str) -> str:
+    return f"setup check failed (preset {preset}): " + "; ".join(found) + ". " + FIX
+
+
+def check(cfg, stages: Sequence[str] | None = None) -> None:
+    """Raise :class:`SetupError` (one line: every problem, then the fix) when the run cannot start."""
+    found = problems(cfg, stages)
+    if found:
+        raise SetupError(message(found, cfg.preset))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .core.config import load_config
+    from .pipeline import parse_set
+
+    ap = argparse.ArgumentParser(prog="python -m rag.preflight", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--preset", default="gpu")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
+    a = ap.parse_args(argv)
+    cfg = load_config(a.preset, overrides=parse_set(a.set))
+    found = problems(cfg)
+    if found:
+        print(f"error: {message(found, cfg.preset)}", file=sys.stderr)
+        return 2
+    from .models.device import run_device
+
+    print(f"setup check: preset {cfg.preset} can start (device {run_device(cfg)}, parse.pipeline "
+          f"{cfg.parse.pipeline}, llm.backend {cfg.llm.backend})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

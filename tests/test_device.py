@@ -1,0 +1,116 @@
+"""One device setting resolved once, and the GPU preset's setup check (no GPU here: CUDA is absent or faked)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import rag.models.device as dev
+from rag import preflight
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_auto_resolves_to_cuda_only_when_torch_sees_a_gpu(monkeypatch):
+    monkeypatch.setattr(dev, "cuda_available", lambda: False)
+    assert dev.resolve_device("auto") == "cpu" and dev.resolve_device(None) == "cpu"
+    monkeypatch.setattr(dev, "cuda_available", lambda: True)
+    assert dev.resolve_device("auto") == "cuda" and dev.resolve_device("AUTO") == "cuda"
+    assert dev.resolve_device("cpu") == "cpu" and dev.resolve_device("cuda:1") == "cuda:1"  # as given
+    assert dev.is_cuda("cuda:1") and dev.cuda_index("cuda:1") == 1 and dev.cuda_index("cuda") is None
+    assert not dev.is_cuda("cpu")
+
+
+def test_llama_gpu_layers_and_server_pinning(make_cfg, monkeypatch):
+    monkeypatch.setattr(dev, "cuda_available", lambda: False)
+    assert dev.n_gpu_layers(make_cfg(overrides={"device": "auto", "llm.n_gpu_layers": -1})) == 0  # CPU: none
+    assert dev.n_gpu_layers(make_cfg(overrides={"device": "cuda", "llm.n_gpu_layers": -1})) == -1
+    assert dev.cuda_env("cuda:1", {"CUDA_VISIBLE_DEVICES": "2,3"}) == {"CUDA_VISIBLE_DEVICES": "3"}
+    assert dev.cuda_env("cuda:0", {}) == {"CUDA_VISIBLE_DEVICES": "0"}
+    assert dev.cuda_env("cuda", {}) == {} and dev.cuda_env("cpu", {}) == {}
+
+
+def test_the_embedder_gets_the_configured_device(monkeypatch):
+    monkeypatch.setattr(dev, "cuda_available", lambda: False)
+    assert dev.configure("cpu") == "cpu" and dev.model_device() == "cpu"
+    monkeypatch.setattr(dev, "cuda_available", lambda: True)
+    assert dev.configure("auto") == "cuda" and dev.model_device() == "cuda"
+    dev.configure("auto")
+
+
+def test_cuda_problems_name_the_setting(monkeypatch):
+    monkeypatch.setattr(dev, "cuda_available", lambda: False)
+    msg = dev.cuda_problem("cuda", "device")
+    assert msg.startswith("device='cuda' asks for CUDA but torch sees no GPU") and "make gpu" in msg
+    assert dev.cuda_problem("cpu") == "" and dev.cuda_problem("auto") == ""
+    monkeypatch.setattr(dev, "cuda_available", lambda: True)
+    monkeypatch.setattr(dev, "cuda_device_count", lambda: 1)
+    assert dev.cuda_problem("cuda:1", "parse.device") == \
+        "parse.device='cuda:1': this machine has 1 CUDA device(s) (cuda:0..cuda:0)"
+    assert dev.cuda_problem("cuda:0") == ""
+
+
+def test_gpu_preset_problems_on_a_machine_without_gpu_parts(make_cfg, tmp_path):
+    """This machine: no CUDA (CPU torch), no torchvision beside it, no docling weights, no vLLM venv."""
+    cfg = make_cfg(preset="gpu", overrides={"parse.artifacts_path": str(tmp_path / "no-weights"),
+                                            "llm.vllm.command": str(tmp_path / "no-vllm")})
+    found = preflight.problems(cfg)
+    text = " | ".join(found)
+    assert "docling's layout + TableFormer weights are missing" in text
+    assert "device='cuda' asks for CUDA" in text or "torch sees no GPU" in text
+    assert "vllm" in text.lower()
+    # Only what the stages asked for: 03_chunk needs neither docling nor vLLM.
+    assert not any("TableFormer" in p or "vllm" in p.lower() for p in preflight.problems(cfg, ["03_chunk"]))
+    with pytest.raises(preflight.SetupError) as e:
+        preflight.check(cfg)
+    assert "\n" not in str(e.value) and str(e.value).startswith("setup check failed (preset gpu)")
+    assert "make gpu" in str(e.value)
+
+
+@pytest.mark.slow
+def test_gpu_preset_run_refuses_with_one_message(tmp_path, demo_dir):
+    """`python -m rag.pipeline --preset gpu` stops before stage 01 with one line on stderr, exit 2, no
+    traceback and no stage folder (it used to fail every report silently into report.json)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-m", "rag.pipeline", "--preset", "gpu", "--data", str(demo_dir),
+                        "--run", "gpucheck", "--direct", "--set", f"outputs_dir={tmp_path / 'out'}"],
+                       capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
+    assert r.returncode == 2, r.stderr[-2000:]
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and "setup check failed (preset gpu)" in errors[0], r.stderr[-2000:]
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "out" / "gpucheck" / "01_parse").exists()
+    r2 = subprocess.run([sys.executable, "-m", "rag.preflight", "--preset", "gpu"], capture_output=True,
+                        text=True, timeout=600, cwd=ROOT, env=env)
+    assert r2.returncode == 2 and r2.stderr.startswith("error: setup check failed (preset gpu)")
+
+
+def test_embedding_prefixes_by_model_family(make_cfg):
+    from rag.index import embed_config
+    from rag.models.embed import default_prefixes, prefixes
+
+    assert default_prefixes("all-MiniLM-L6-v2") == ("", "")
+    assert default_prefixes("intfloat/e5-large-v2") == ("query: ", "passage: ")
+    assert default_prefixes("/models/multilingual-e5-base/") == ("query: ", "passage: ")
+    assert default_prefixes("BAAI/bge-small-en-v1.5")[0].startswith("Represent this sentence")
+    assert default_prefixes("BAAI/bge-m3") == ("", "")
+    mini = make_cfg()
+    assert prefixes(mini.embed) == ("", "") and "prefixes" not in embed_config(mini)  # old index keys kept
+    e5 = make_cfg(overrides={"embed.model": "intfloat/e5-base-v2", "embed.hub": True})
+    assert embed_config(e5)["prefixes"] == ["query: ", "passage: "]
+    own = make_cfg(overrides={"embed.model": "intfloat/e5-base-v2", "embed.query_prefix": "q: "})
+    assert prefixes(own.embed) == ("q: ", "passage: ")
+
+
+def test_concurrency_never_changes_a_key(make_cfg):
+    """llm.concurrency is speed only: pinned to 1 in signatures, so runs at 1 keep their keys and a run at
+    16 is current for one made at 1 (the parallel records are the same: tests/test_answer, test_retrieve)."""
+    from rag.core import deps
+
+    one, many = make_cfg(overrides={"llm.concurrency": 1}), make_cfg(overrides={"llm.concurrency": 16})
+    for stage in ("02_clean", "05_retrieve", "06_answer"):
+        assert deps.config_signature(one, stage) == deps.config_signature(many, stage)
+    assert deps.config_signature(many, "06_answer")["llm"]["concurrency"] == 1
