@@ -13,7 +13,8 @@ Contract:
 - Ray overhead per item: ``--overhead-items`` no-op items through RayExecutor vs a local loop.
 - Projection (from the measured per-item costs of the Ray w=1 run): 100 reports x the dev set's mean pages
   and 100 questions on N CPU nodes of ``--cores-per-node`` (efficiency measured at w=2 applied), and on one
-  GPU node from ``--gpu-pages-per-s`` / ``--gpu-s-per-question`` (ESTIMATES, not measured here).
+  GPU node from ``--gpu-pages-per-s`` / ``--gpu-s-per-question`` (ESTIMATES, not measured here); 05-06 also
+  with the offline 1.5B per node (``--offline-s-per-question``, measured on dev: one llama.cpp server per 2 cores).
 Prints numbers only; no thresholds asserted.
 """
 from __future__ import annotations
@@ -162,9 +163,15 @@ def main(argv=None) -> int:
     ap.add_argument("--overhead-items", type=int, default=40)
     ap.add_argument("--nodes", default="1,4,16", help="CPU node counts projected")
     ap.add_argument("--cores-per-node", type=int, default=16)
+    ap.add_argument("--largest-report-pages", type=int, default=1000,
+                    help="the round's largest report: one task, so 01-04 take at least its time on one worker")
     ap.add_argument("--llm-s-per-call", type=float, default=2.0, help="ASSUMED API latency per model call")
+    ap.add_argument("--offline-s-per-question", type=float, default=18.4,
+                    help="05-06 with the offline 1.5B on one 2-core llama.cpp server (measured: RESULTS.md, dev)")
+    ap.add_argument("--offline-cores-per-server", type=int, default=2, help="llm.n_threads of one llama.cpp server")
     ap.add_argument("--rpm", type=int, default=500, help="the API key's requests/min (shared by all workers)")
-    ap.add_argument("--gpu-pages-per-s", type=float, default=8.0, help="ESTIMATE: docling + embeddings on one GPU")
+    ap.add_argument("--gpu-pages-per-s", type=float, default=6.2,
+                    help="ESTIMATE: docling + embeddings on one GPU (the round-2 winner: ~15,000 pages in ~40 min)")
     ap.add_argument("--gpu-s-per-question", type=float, default=3.0, help="ESTIMATE: 05-06 with a local model on one GPU")
     a = ap.parse_args(argv)
 
@@ -201,17 +208,24 @@ def main(argv=None) -> int:
         print(f"\nprojection: {ROUND_REPORTS} reports x {mean_pages:.0f} pages, {ROUND_QUESTIONS} questions; measured "
               f"{s_page:.2f} s/page and {s_q:.2f} s/question per worker (ray w={ws[0]}), parallel efficiency "
               f"{eff:.2f} (w={ws[-1]}), {calls_q:.1f} LLM calls/question at an ASSUMED {a.llm_s_per_call} s/call, "
-              f"key budget {a.rpm} rpm")
+              f"key budget {a.rpm} rpm; last column: the offline 1.5B at a measured {a.offline_s_per_question} s/question "
+              f"per {a.offline_cores_per_server}-core llama.cpp server; 01-04 no shorter than one worker on a "
+              f"{a.largest_report_pages}-page report ({fmt_s(a.largest_report_pages * s_page)})")
         tot_pages = ROUND_REPORTS * mean_pages
-        print(f"  {'cluster':22} {'01-04':>10} {'05-06':>10} {'total':>10}")
+        print(f"  {'cluster':22} {'01-04':>10} {'05-06':>10} {'total':>10} {'05-06 offline 1.5B':>20}")
         for n in (int(x) for x in a.nodes.split(",")):
             slots = n * a.cores_per_node * eff
             # reports are the unit of 01-04: no more workers than reports
             t_rep = tot_pages * s_page / min(slots, ROUND_REPORTS) + ROUND_REPORTS * remote
+            t_rep = max(t_rep, a.largest_report_pages * s_page)  # a report is one task: the largest bounds 01-04
             q_cpu = ROUND_QUESTIONS * (s_q + calls_q * a.llm_s_per_call) / min(slots, ROUND_QUESTIONS)
             q_rpm = ROUND_QUESTIONS * calls_q / a.rpm * 60
             t_q = max(q_cpu, q_rpm) + ROUND_QUESTIONS * remote
-            print(f"  {n:3} CPU node(s) x {a.cores_per_node:<3}   {fmt_s(t_rep):>10} {fmt_s(t_q):>10} {fmt_s(t_rep + t_q):>10}")
+            # the offline model instead of an API: one llama.cpp server per n_threads cores, no key budget
+            servers = max(1.0, n * a.cores_per_node / a.offline_cores_per_server * eff)
+            t_off = ROUND_QUESTIONS * a.offline_s_per_question / min(servers, ROUND_QUESTIONS) + ROUND_QUESTIONS * remote
+            print(f"  {n:3} CPU node(s) x {a.cores_per_node:<3}   {fmt_s(t_rep):>10} {fmt_s(t_q):>10} {fmt_s(t_rep + t_q):>10} "
+                  f"{fmt_s(t_off):>20}")
         g_rep = tot_pages / a.gpu_pages_per_s
         g_q = ROUND_QUESTIONS * a.gpu_s_per_question
         print(f"  {'1 GPU node (ESTIMATE)':22} {fmt_s(g_rep):>10} {fmt_s(g_q):>10} {fmt_s(g_rep + g_q):>10}  "
