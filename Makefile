@@ -4,6 +4,7 @@ SHELL := /bin/bash
 PY    := .venv/bin/python
 PIP   := .venv/bin/pip
 STAMP := .venv/.installed
+CLUSTER_STAMP := .venv/.installed-cluster
 PRESET ?= offline
 
 # ---- llama.cpp build (the one place its flags live) ------------------------------------------------
@@ -32,7 +33,7 @@ LLAMA_ID      := $(LLAMA_VARIANT)-$(shell echo '$(LLAMA_VERSION) $(LLAMA_FLAGS)'
 LLAMA_WHEELS  := .cache/wheels/llama-$(LLAMA_ID)
 LLAMA_STAMP   := .venv/.llama-$(LLAMA_ID)
 
-.PHONY: setup llama llama-rebuild models models-test check check-test run test demo kernel gpu gpu-weights gpu-model run-gpu
+.PHONY: setup cluster llama llama-rebuild models models-test check check-test run test demo kernel gpu gpu-weights gpu-model run-gpu
 
 setup: $(STAMP)
 
@@ -43,6 +44,13 @@ $(STAMP): pyproject.toml $(LLAMA_STAMP)
 	$(PIP) install -q -e ".[dev]"
 	$(PIP) uninstall -y -q torchvision || true
 	touch $(STAMP)
+
+# The [cluster] extra (Ray) on top of setup: `make test` needs it (tests/test_ray.py), `make run` does not.
+cluster: $(CLUSTER_STAMP)
+
+$(CLUSTER_STAMP): pyproject.toml $(STAMP)
+	$(PIP) install -q -e ".[dev,cluster]"
+	touch $(CLUSTER_STAMP)
 
 llama: $(LLAMA_STAMP)
 
@@ -83,7 +91,7 @@ run: models
 kernel: $(STAMP)
 	$(PY) -m rag.cli kernel
 
-test: models-test
+test: models-test $(CLUSTER_STAMP)
 	$(PY) -m pytest -q -ra
 
 demo: $(STAMP)

@@ -8,10 +8,11 @@ PARAMS = '''preset = "offline"      # a file in rag/presets/
 data_dir = "data/demo"  # dataset folder in the ERC layout
 run = "demo"            # outputs/<run>/
 overrides = {}          # e.g. {"rerank.mode": "none", "chunk.sizes": [300, 1000]}
+executor = None         # "ray": items on a Ray cluster (run.ray_address etc. in overrides); None: as configured
 interactive = False     # True: show widgets (never needed by headless runs)'''
 
 SETUP = '''from rag.notebook import setup, manifest_summary
-cfg, ds = setup(preset, data_dir, run, overrides)'''
+cfg, ds = setup(preset, data_dir, run, overrides, executor)'''
 
 NBS = {
  "01_parse": ("# 01 · Parse PDFs with docling\nFull StandardPdfPipeline when its weights are present, else the model-free native pipeline with tables rebuilt from line cells. Output: `outputs/<run>/01_parse/<sha1>.json` (1-based pages).",

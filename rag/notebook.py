@@ -12,16 +12,20 @@ from .core.dataset import Dataset
 MAX_ROWS = 500  # per-question tables of a full round (100+ questions) show every row
 
 
-def setup(preset: str, data_dir: str, run: str, overrides: dict[str, Any] | None = None) -> tuple[RunConfig, Dataset]:
-    """Config + dataset for a notebook's parameters (generates the demo corpus when it is the target)."""
+def setup(preset: str, data_dir: str, run: str, overrides: dict[str, Any] | None = None,
+          executor: str | None = None) -> tuple[RunConfig, Dataset]:
+    """Config + dataset for a notebook's parameters (generates the demo corpus when it is the target);
+    ``executor`` ("local" / "ray", None: as configured) is ``run.executor``."""
     from .pipeline import prepare
 
     pd.set_option("display.max_colwidth", 120)
     pd.set_option("display.width", 200)
     pd.set_option("display.max_rows", MAX_ROWS)
+    if executor:
+        overrides = {**(overrides or {}), "execution.executor": executor}
     cfg, ds = prepare(preset, data_dir, run, overrides)
     print(f"preset={cfg.preset} run={cfg.run} data={cfg.data_dir} reports={len(ds.reports)} "
-          f"questions={len(ds.questions)} config_hash={cfg.config_hash()}")
+          f"questions={len(ds.questions)} config_hash={cfg.config_hash()} executor={cfg.execution.executor}")
     return cfg, ds
 
 

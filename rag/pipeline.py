@@ -6,6 +6,7 @@ CLI (used by ``make run``)::
     python -m rag.pipeline --preset offline --data ../shared/erc2-dev --run dev
     python -m rag.pipeline --data D --run R --set rerank.mode=none --set chunk.sizes=[300,1000]
     python -m rag.pipeline --data D --run R --direct                # stage functions, no notebooks
+    python -m rag.pipeline --data D --executor ray --set run.ray_address=auto   # items on a Ray cluster
 
 Executed notebooks land in ``outputs/<run>/notebooks/``; stage artifacts in ``outputs/<run>/NN_stage/``.
 Stages skip items whose outputs are current, so a second run with nothing changed is quick.
@@ -203,6 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
     ap.add_argument("--stages", default=None, help="comma-separated notebook/stage names (default all)")
     ap.add_argument("--direct", action="store_true", help="call stage functions instead of notebooks")
+    ap.add_argument("--executor", choices=("local", "ray"), default=None,
+                    help="where items run (config run.executor; default: the preset's, local): ray = one Ray task "
+                         "per item on the cluster of run.ray_address (local, auto, host:port, ray://host:10001)")
     ap.add_argument("--debug", action="store_true", help="show the full traceback of a user error")
     ap.add_argument("--kernel", default=None,
                     help="Jupyter kernel the notebooks run on (default: the notebooks' own; `rag kernel` installs "
@@ -216,6 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if bad:  # a typo must not run 01 first and then fail on an unknown name
         ap.error(f"unknown stage(s) {', '.join(bad)}; known: {', '.join(known)}")
     overrides = parse_set(a.set)
+    if a.executor:
+        overrides["execution.executor"] = a.executor
     cfg = None
     try:
         cfg, ds = prepare(a.preset, a.data, a.run, overrides, demo=a.demo)

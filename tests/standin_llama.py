@@ -5,7 +5,8 @@
 - ``segv N``: answers N chat requests, then kills itself with SIGSEGV on the next one (as the AMX build did).
 - ``never-ready``: never listens (start timeout).
 - ``exit-at-start``: exits with code 3 before listening (bad model file).
-Chat answers fit the request's JSON schema (llama.cpp's ``response_format.schema``) with minimal values.
+Chat answers fit the request's JSON schema (llama.cpp's ``response_format.schema`` or OpenAI's
+``response_format.json_schema.schema``) with minimal values.
 """
 import ctypes
 import json
@@ -58,7 +59,7 @@ class Handler(BaseHTTPRequestHandler):
             ctypes.string_at(0)  # a real, synchronous segfault in this thread (as the AMX kernel did)
             time.sleep(60)  # never reached; never answer from a process that is dying
         fmt = body.get("response_format") or {}
-        schema = fmt.get("schema")
+        schema = fmt.get("schema") or (fmt.get("json_schema") or {}).get("schema")  # llama.cpp / OpenAI style
         text = json.dumps(minimal(schema, schema.get("$defs", {}))) if schema else "OK"
         self._send({"id": f"standin-{os.getpid()}", "object": "chat.completion", "created": 0, "model": body.get("model", "standin"),
                     "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],

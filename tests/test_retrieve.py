@@ -243,7 +243,8 @@ def _fake_upstream(cfg, ds, monkeypatch, llm):
 
     fake_index = types.SimpleNamespace(load_report_index=lambda cfg, sha1, size=None: idx[sha1],
                                        embed_query=lambda cfg, text: _embed(text), STAGE="04_index",
-                                       item_state=lambda cfg, sha1, size: ItemState("done", f"k-{sha1}", ""))
+                                       item_state=lambda cfg, sha1, size: ItemState("done", f"k-{sha1}", ""),
+                                       index_files=lambda cfg, sha1, size: ())
     monkeypatch.setitem(sys.modules, "rag.index", fake_index)
     monkeypatch.delattr(rag, "index", raising=False)  # `from .. import index` must find the stand-in
     import rag.models

@@ -152,7 +152,8 @@ def run_answer(cfg: RunConfig, ds: Dataset, progress: bool = True, llm: Any = No
         if up.status == "missing":  # 05 never wrote it: the stage cannot run (a clear error naming the file)
             retrieve.load_retrieval(cfg, q.qid)
         key = question_key(cfg, q, up.key) if not why else hash_key(q.text, q.kind, why, CODE_VERSION)
-        items.append(Item(q.qid, key, (debug_file(q.qid),), (q, why)))
+        items.append(Item(q.qid, key, (debug_file(q.qid),), (q, why),
+                          inputs=() if why else (str(run_dir_of(cfg) / retrieve.STAGE / retrieve.record_file(q.qid)),)))
     todo = [it for it in items if not it.payload[1] and not stage.is_current(it.id, it.key, *it.outputs)]
     if todo and llm is None:
         from ..models import get_llm
@@ -169,7 +170,7 @@ def run_answer(cfg: RunConfig, ds: Dataset, progress: bool = True, llm: Any = No
         return Result(files={debug_file(q.qid): Json(d)}, usage=ItemUsage.from_model(d["usage"]),
                       info={"value": d["value"], "seconds": d["seconds"], "n_calls": d["n_calls"]})
 
-    outcomes = run_items(stage, items, work, executor=make_executor("threads", cfg.llm.concurrency),
+    outcomes = run_items(stage, items, work, executor=make_executor("threads", cfg.llm.concurrency, cfg),
                          progress=progress, unit="question")
     debug = [load_answer(cfg, q.qid).model_dump(mode="json") if outcomes[q.qid].ok
              else na_record(q, f"failed in {STAGE}: {outcomes[q.qid].error}") for q in ds.questions]

@@ -135,10 +135,9 @@ def chunked_sizes(cfg: RunConfig) -> dict[str, list[int]]:
 def run_chunk(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
     """Chunk every report of ``ds`` at every size in ``cfg.chunk.sizes`` (skips current items; a report
     that failed upstream is carried as blocked)."""
-    from ..clean import STAGE as CLEAN, item_state as clean_state, load_clean
+    from ..clean import STAGE as CLEAN, item_state as clean_state, load_clean, report_file as clean_file
 
     stage = Stage(cfg, STAGE)
-    count = token_counter(cfg)
     items = []
     for rep in ds.reports:
         up = clean_state(cfg, rep.sha1)
@@ -146,11 +145,13 @@ def run_chunk(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
             load_clean(cfg, rep.sha1)
         for size in cfg.chunk.sizes:
             items.append(Item(item_id(rep.sha1, size), chunk_key(cfg, up.key, size), (chunk_file(rep.sha1, size),),
-                              (rep.sha1, size), blocked=upstream_block(CLEAN, up), label=rep.company))
+                              (rep.sha1, size), blocked=upstream_block(CLEAN, up), label=rep.company,
+                              inputs=(str(stage_dir(cfg, CLEAN) / clean_file(rep.sha1)),)))
 
     def work(it: Item) -> Result:
         sha1, size = it.payload
-        chunks = chunk_report(load_clean(cfg, sha1), size, cfg, count)
+        # the counter is made here, not captured: a worker of another executor loads its own encoding
+        chunks = chunk_report(load_clean(cfg, sha1), size, cfg, token_counter(cfg))
         kinds = {k: sum(c.kind == k for c in chunks) for k in ("text", "table", "serialized_table")}
         counts = {"chunks": len(chunks), **kinds, "max_tokens": max((c.tokens for c in chunks), default=0),
                   "over_limit": sum(c.tokens > size for c in chunks)}

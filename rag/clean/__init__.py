@@ -287,7 +287,8 @@ def run_clean(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
     for r in ds.reports:
         up = parse.item_state(cfg, r.sha1)
         items.append(Item(r.sha1, clean_key(cfg, up.key, r.company, r.currency), (report_file(r.sha1),), r,
-                          blocked=upstream_block(parse.STAGE, up), label=r.company))
+                          blocked=upstream_block(parse.STAGE, up), label=r.company,
+                          inputs=(str(stage_dir(cfg, parse.STAGE) / parse.report_file(r.sha1)), str(r.pdf))))
     outcomes = run_items(stage, items, lambda it: _clean_item(cfg, it), progress=progress, unit="report")
     rows = []
     for r in ds.reports:

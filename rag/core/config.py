@@ -4,8 +4,8 @@ Contract:
 - ``load_config(preset, **top_level, overrides={...})`` returns a frozen :class:`RunConfig`.
 - Presets live in ``rag/presets/<name>.toml``; a preset may ``extends = "other"``.
 - Overrides are a mapping whose keys are dotted paths (``"chunk.size": 1000``) or nested
-  mappings (``{"chunk": {"size": 1000}}``). An unknown key or a bad value raises
-  :class:`ConfigError` naming the key.
+  mappings (``{"chunk": {"size": 1000}}``); ``run.executor`` & co. stand for ``execution.*``. An unknown
+  key or a bad value raises :class:`ConfigError` naming the key.
 - Every knob of the pipeline lives here; functions take values from the config, never literals.
 
 Page convention used throughout ``rag``: ``page`` is the 1-based physical page number of the PDF.
@@ -30,8 +30,8 @@ class ConfigError(ValueError):
 
 
 from .config_sections import (  # noqa: F401 - the sections are part of this module's interface
-    _Frozen, ParseConfig, CleanConfig, ChunkConfig, EmbedConfig, IndexConfig, RetrieveConfig, RerankConfig, LLMConfig, AnswerConfig,
-    VLLMConfig)
+    _Frozen, ParseConfig, CleanConfig, ChunkConfig, EmbedConfig, IndexConfig, RetrieveConfig, RerankConfig, LLMConfig,
+    AnswerConfig, ExecutionConfig, VLLMConfig)
 
 
 class RunConfig(_Frozen):
@@ -56,6 +56,7 @@ class RunConfig(_Frozen):
     rerank: RerankConfig = RerankConfig()
     llm: LLMConfig = LLMConfig()
     answer: AnswerConfig = AnswerConfig()
+    execution: ExecutionConfig = ExecutionConfig()
 
     def path(self, field: str) -> Path:
         """Resolve a path field (``data_dir``, ``outputs_dir``…) against the project root."""
@@ -105,10 +106,13 @@ def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any
 
 
 def _nest(overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Turn ``{"chunk.size": 1}`` into ``{"chunk": {"size": 1}}``; nested mappings pass through."""
+    """Turn ``{"chunk.size": 1}`` into ``{"chunk": {"size": 1}}``; nested mappings pass through.
+    ``run.<field>`` of the execution section is ``execution.<field>`` (``run`` itself is the run's name)."""
     nested: dict[str, Any] = {}
     for key, value in overrides.items():
         parts = str(key).split(".")
+        if len(parts) == 2 and parts[0] == "run" and parts[1] in ExecutionConfig.model_fields:
+            parts = ["execution", parts[1]]
         node = nested
         for p in parts[:-1]:
             node = node.setdefault(p, {})

@@ -1,5 +1,5 @@
 """The config sections of :class:`rag.core.config.RunConfig`, one frozen model per stage (parse, clean, chunk,
-embed, retrieve, rerank, llm, answer). Each field's comment says its unit and why it exists; functions read
+embed, retrieve, rerank, llm, answer) and ``execution`` (where items run: this machine or a Ray cluster). Each field's comment says its unit and why it exists; functions read
 these values, never literals. Loading, presets and overrides: :mod:`rag.core.config`.
 """
 from __future__ import annotations
@@ -345,3 +345,28 @@ class AnswerConfig(_Frozen):
     figure_fallback: Literal["read", "na"] = "read"
     # Who picks among the candidates: the model (one short call) or code (the best-scoring candidate, no call).
     figure_pick: Literal["model", "code"] = "model"
+
+
+class ExecutionConfig(_Frozen):
+    """Where the stages' items run. Speed only: no stage reads this section, so it is in no item key and
+    changing it re-runs nothing (``--set run.executor=ray`` is an alias: ``run`` is the run's name)."""
+
+    # "local": this machine (serial, threads or processes, as each stage asks); "ray": one Ray task per item
+    # on a cluster (rag.core.ray_executor), the driver still writing every artifact.
+    executor: Literal["local", "ray"] = "local"
+    # Ray cluster to join: "local" starts one in this process (all CPUs of this machine), "auto" joins the
+    # one `ray start` made on this node, "host:6379" a head's GCS address, "ray://host:10001" Ray Client.
+    ray_address: str = "local"
+    # What one item's task asks the cluster for: CPUs (fractions allowed), GPUs, memory in bytes (0: none).
+    num_cpus: float = Field(1.0, ge=0)
+    num_gpus: float = Field(0.0, ge=0)
+    memory: int = Field(0, ge=0)
+    # Re-runs of an item whose worker died (process killed, out of memory, node lost). An error raised by
+    # the item's own work is recorded as its failure and never retried.
+    max_retries: int = Field(3, ge=0)
+    # Items submitted at once (0: all; the cluster's free resources decide how many run).
+    max_in_flight: int = Field(0, ge=0)
+    # Ship each item's input files (upstream artifacts, the PDF) through Ray's object store and write them
+    # on a node that lacks them (same path, sha256-checked): no shared filesystem needed. Off: every node
+    # must see the driver's files (NFS).
+    stage_inputs: bool = True

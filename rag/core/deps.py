@@ -9,9 +9,9 @@ Contract:
   (:func:`llm_uses`: 02 when tables are serialized; 05 when it reranks with the LLM OR expands queries;
   06 always). Currency keys (:func:`config_signature`) and rag.ablate's sharing
   (:func:`lineage_signature`) both read it, so they cannot disagree.
-- Speed-only knobs (:data:`EXECUTION_ONLY`) are left out, or pinned to one value (:data:`PINNED`):
-  changing them re-runs nothing. Fields added
-  later (:data:`OMIT_WHEN_DEFAULT`) are left out while at their default, so older outputs stay current.
+- Speed-only knobs (:data:`EXECUTION_ONLY`, and the ``execution`` section: where items run) are left out,
+  or pinned to one value (:data:`PINNED`): changing them re-runs nothing. Fields added later
+  (:data:`OMIT_WHEN_DEFAULT`) are left out while at their default, so older outputs stay current.
 """
 from __future__ import annotations
 
@@ -45,7 +45,9 @@ OWN_SECTIONS: dict[str, tuple[str, ...]] = {
 # keys hash the inputs themselves (a PDF's sha1); sharing between runs compares these too.
 RUN_INPUTS = ("data_dir", "seed", "models_dir")
 
-# Knobs that change how fast, not what comes out: kept out of keys and sharing signatures.
+# Knobs that change how fast, not what comes out: kept out of keys and sharing signatures. The whole
+# ``execution`` section (local or Ray executor, cluster address, per-task resources) is in no stage's
+# sections (OWN_SECTIONS), so it never enters a key: a run moved onto a cluster re-runs nothing.
 EXECUTION_ONLY: dict[str, tuple[str, ...]] = {
     "parse": ("workers", "parser_threads", "timeout_s", "page_batch", "device"),
     "clean": ("ocr_threads",),

@@ -9,11 +9,13 @@ Contract:
   old outputs are removed, the others go on; a blocked item is recorded as blocked with its reason.
 - Progress: tqdm with ETA when interactive (a TTY or a notebook kernel), otherwise one log line every
   :data:`LOG_EVERY` items and at the end (``[05_retrieve] 10/30 items  3.1s/item  ETA 1m02s  failed 0``).
-- Executors: stages ask :func:`executor(mode, workers) <executor>`; the default :class:`LocalExecutor`
+- Executors: stages ask :func:`executor(mode, workers, cfg) <executor>`; the default :class:`LocalExecutor`
   runs serially, in threads or in (spawned) processes. Anything with ``map(fn, items) -> iterator of
-  (item, Result | Exception, seconds)`` can replace it through :func:`use_executor` (a Ray executor, say)
-  without touching the stages: ``fn`` and items must then be picklable, as for processes. Workers never
-  write artifacts; the driver does.
+  (item, Result | Exception, seconds)`` can replace it through :func:`use_executor` without touching the
+  stages: ``fn`` and items must then be picklable, as for processes. ``cfg.execution.executor = "ray"``
+  picks :class:`rag.core.ray_executor.RayExecutor` (one Ray task per item). Workers never write artifacts;
+  the driver does. ``Item.inputs`` names the files an item's work reads, for executors whose workers may
+  not see the driver's filesystem. An executor's ``describe()`` (when it has one) goes into the manifest.
 """
 from __future__ import annotations
 
@@ -38,6 +40,9 @@ class Item:
     payload: Any = None
     blocked: str = ""  # an upstream item failed: the reason (the item is skipped and counted as blocked)
     label: str = ""
+    # Files (absolute paths; a folder stands for its files) the work reads: upstream artifacts, the PDF.
+    # Not part of the key; a remote executor ships them to nodes that lack them.
+    inputs: tuple[str, ...] = ()
 
 
 @dataclass
@@ -130,6 +135,9 @@ class LocalExecutor:
         self.mode = mode if workers > 1 else "serial"
         self.workers = max(1, workers)
 
+    def describe(self) -> dict[str, Any]:
+        return {"executor": "local", "mode": self.mode, "workers": self.workers}
+
     def map(self, fn: Callable[[Item], Result], items: Sequence[Item]) -> Iterator[tuple[Item, Any, float]]:
         if self.mode == "serial" or len(items) <= 1:
             for it in items:
@@ -159,11 +167,21 @@ ExecutorFactory = Callable[[str, int], Executor]
 _factory: ExecutorFactory = LocalExecutor
 
 
-def executor(mode: Literal["serial", "threads", "processes"] = "serial", workers: int = 1) -> Executor:
+def executor(mode: Literal["serial", "threads", "processes"] = "serial", workers: int = 1, cfg=None) -> Executor:
     """The executor a stage asks for: ``mode`` says what its items need (threads for model calls that wait
-    on a server, processes for CPU-bound parsing), ``workers`` how many at once. Local by default; another
-    backend (a Ray cluster, say) is :func:`use_executor` away, with no change to the stages."""
+    on a server, processes for CPU-bound parsing), ``workers`` how many at once. ``cfg.execution.executor
+    == "ray"`` gives a :class:`~rag.core.ray_executor.RayExecutor` (the cluster decides how many run);
+    otherwise the installed factory (local by default; another is :func:`use_executor` away)."""
+    if cfg is not None and cfg.execution.executor == "ray":
+        from .ray_executor import RayExecutor
+
+        return RayExecutor(cfg, mode, workers)
     return _factory(mode, workers)
+
+
+def _default_executor(cfg) -> Executor:
+    """What a stage that asks for none gets (serial locally, the cluster under ``execution.executor=ray``)."""
+    return executor("serial", 1, cfg)
 
 
 def use_executor(factory: ExecutorFactory) -> ExecutorFactory:
@@ -256,12 +274,15 @@ def run_items(stage, items: Sequence[Item], work: Callable[[Item], Result], *, e
         else:
             todo.append(it)
     bar = Progress(stage.name, len(todo), unit, progress)
+    ex = executor or _default_executor(stage.cfg)
+    if todo and hasattr(ex, "describe"):
+        stage.execution = ex.describe()  # into the manifest (executor, cluster size)
     if progress:
         n_blocked = sum(o.status == "blocked" for o in outcomes.values())
         print(f"[{stage.name}] {len(items)} items ({unit}): {len(todo)} to run, {len(outcomes) - n_blocked} current, "
               f"{n_blocked} blocked upstream", flush=True)
     try:
-        for it, out, secs in (executor or _factory("serial", 1)).map(work, todo):
+        for it, out, secs in ex.map(work, todo):
             if isinstance(out, Exception):
                 original = getattr(out, "original", None)
                 if raise_errors and isinstance(original, raise_errors):

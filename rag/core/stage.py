@@ -50,6 +50,7 @@ class Stage:
         self._timings: dict[str, float] = {}
         self._tokens: dict[str, int] = {}
         self._done_now = 0  # items finished by this invocation (mark_done calls)
+        self.execution: dict[str, Any] = {}  # how this invocation ran its items (set by the item loop)
         self._previous: dict[str, Any] = {}
         old = self.dir / "manifest.json"
         if old.exists():
@@ -159,7 +160,8 @@ class Stage:
         (default: every record in the folder): the cost of producing this stage's outputs, whichever
         invocation did the work. ``started``/``seconds``/``timings``/``tokens`` describe the invocation
         that last finished an item: when this one finished none (everything was current), they are
-        carried over from the previous manifest and this invocation's time goes to ``checked``.
+        carried over from the previous manifest and this invocation's time goes to ``checked``. ``execution``
+        says how the items ran (local or Ray, cluster nodes and CPUs); each item's worker node is in its info.
         """
         from .usage import ItemUsage, total
 
@@ -187,6 +189,7 @@ class Stage:
             "tokens": tokens,
             "usage": usage.as_dict(),
             "counts": {**status_counts, **(counts or {})},
+            "execution": self.execution or prev.get("execution", {}),
             "items": {i: {"key": r.get("key"), **({"status": r["status"]} if r.get("status") != "done" else {}),
                           **({"error": r["error"]} if r.get("error") else {}), **r.get("info", {}),
                           **({"usage": r["usage"]} if r.get("usage") else {})} for i, r in records.items()},

@@ -228,7 +228,8 @@ def run_index(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
                                         f"run stage 03_chunk for {rep.company} ({rep.sha1})")
             faiss_name, bm25_name, meta_name = _names(rep.sha1, size)
             items.append(Item(item_id(rep.sha1, size), index_key(cfg, up.key), (faiss_name, meta_name),
-                              (rep.sha1, size, up.key), blocked=upstream_block(CHUNK, up), label=rep.company))
+                              (rep.sha1, size, up.key), blocked=upstream_block(CHUNK, up), label=rep.company,
+                              inputs=(str(stage_dir(cfg, CHUNK) / chunk_file(rep.sha1, size)),)))
     embedder = None
 
     def work(it: Item) -> Result:
@@ -294,6 +295,13 @@ class ReportIndex:
             return []
         ids, scores = self.bm25_index.retrieve([toks], k=k, show_progress=False, n_threads=1)
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if s > 0]
+
+
+def index_files(cfg: RunConfig, sha1: str, size: int | None = None) -> list[str]:
+    """What :func:`load_report_index` reads (absolute paths, the BM25 folder as one): a worker's inputs."""
+    size = cfg.retrieve.chunk_size if size is None else size
+    d = stage_dir(cfg, STAGE)
+    return [str(d / n) for n in _names(sha1, size)] + [str(stage_dir(cfg, CHUNK_STAGE) / chunk_file(sha1, size))]
 
 
 def load_report_index(cfg: RunConfig, sha1: str, size: int | None = None) -> ReportIndex:

@@ -118,6 +118,14 @@ class UsageMeter:
             d.update(calls=self.calls, cache_hits=self.cache_hits)
             return d
 
+    def __getstate__(self) -> dict[str, Any]:  # picklable (a client sent to a worker process): no lock
+        with self._lock:
+            return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
 
 # ---- fakes for unit tests -------------------------------------------------------------------
 class FakeLLM:

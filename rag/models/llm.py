@@ -24,7 +24,10 @@ Contract (see ``base.LLM``):
   (``usage.restarts`` counts them); after that the call raises ``ModelUnavailable`` naming the signal.
 - Retries (own, the openai client's are off): 429, 5xx, timeouts and connection errors, up to
   ``cfg.llm.max_retries`` times, waiting Retry-After when the server sends it, else exponential backoff
-  with jitter. Requests/min and tokens/min budgets are shared by all threads of one client.
+  with jitter. Requests/min and tokens/min budgets are shared by all threads of one client, and inside a
+  Ray worker by every worker of the cluster (one actor per endpoint, ``ratelimit.limiter_for``).
+- A client pickles as its config: unpickled in another process (a Ray worker) it is that process's
+  ``get_llm(cfg)``.
 - ``complete_many(requests)``: results in request order, ``cfg.llm.concurrency`` threads.
 """
 from __future__ import annotations
@@ -41,7 +44,7 @@ from pydantic import BaseModel
 from .base import LLMResult, ModelError, ModelUnavailable, StructuredOutputError, Usage, UsageMeter
 from .cache import DiskCache, make_key
 from .jsonx import parse_structured, repair_messages, with_schema_prompt
-from .ratelimit import RateLimiter, backoff_s, parse_retry_after
+from .ratelimit import backoff_s, limiter_for, parse_retry_after
 
 # USD per 1M tokens (input, output); models not listed (local ones) cost 0.
 PRICES = {
@@ -114,7 +117,7 @@ class ChatLLM:
         self._schema_refused = False
         self.meter = UsageMeter()
         self.cache = DiskCache(cfg.path("cache_dir") / "llm.sqlite") if c.cache else None
-        self.limiter = RateLimiter(c.requests_per_minute, c.tokens_per_minute)
+        self.limiter = limiter_for(c)
         # At most llm.concurrency requests in flight per client, however the callers nest their threads
         # (05/06 run questions in parallel and a question's rerank batches go out in parallel too).
         self._in_flight = threading.BoundedSemaphore(c.concurrency)
@@ -124,6 +127,10 @@ class ChatLLM:
         self._lock = threading.Lock()
         self._count_lock = threading.Lock()
         self.http_requests = 0  # HTTP attempts actually sent (incl. failed ones), for tests/diagnostics
+
+    def __reduce__(self):
+        # Sent to another process (a Ray task's closure): it uses its own client for the same config.
+        return (get_llm, (self.cfg,))
 
     def check_available(self) -> None:
         """Cheap up-front checks (no server start, no request): weights / package / key present.
@@ -240,12 +247,14 @@ class ChatLLM:
         c = self.llm_cfg
         t0, sent, attempt, restarts = time.time(), 0, 0, 0
         while True:
-            self.limiter.acquire(est)
             # A local server that died (segfault, OOM kill) is restarted here at most
             # llm.server_max_restarts times, then ModelUnavailable names the signal: no retries on a dead port.
             if self.server is not None and self.server.ensure_alive():
                 restarts += 1
             client = self._connect()
+            # The budget is booked last, right before sending: a slow first connect (client import, server
+            # start) must not bunch booked requests up so that they reach the API faster than booked.
+            self.limiter.acquire(est)
             sent += 1
             with self._count_lock:
                 self.http_requests += 1

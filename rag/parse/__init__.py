@@ -206,8 +206,8 @@ def run_parse(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
     if pipeline == "standard":
         pipeline, why, pcfg = _standard_setup(cfg, why)
     items = [Item(r.sha1, parse_key(cfg, r.sha1, pipeline), (report_file(r.sha1),), (str(r.pdf), pcfg, pipeline),
-                  label=r.company) for r in ds.reports]
-    executor = make_executor("processes", cfg.parse.workers)
+                  label=r.company, inputs=(str(r.pdf),)) for r in ds.reports]
+    executor = make_executor("processes", cfg.parse.workers, cfg)
     outcomes = run_items(stage, items, _parse_item, executor=executor, progress=progress, unit="report")
     rows = []
     for r in ds.reports:

@@ -26,7 +26,6 @@ Contract:
 """
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -71,6 +70,14 @@ def _upstream(cfg: RunConfig, sha1s: Sequence[str]) -> tuple[dict[str, Any], str
                 return keys, f"report {s}: {why}"
             keys[name][s] = st.key or None
     return keys, ""
+
+
+def _inputs(cfg: RunConfig, sha1s: Sequence[str]) -> tuple[str, ...]:
+    """The upstream files one question reads: its reports' clean pages and indexes (for remote workers)."""
+    from .. import clean, index
+
+    return tuple(f for s in sha1s for f in (str(run_dir_of(cfg) / clean.STAGE / clean.report_file(s)),
+                                              *index.index_files(cfg, s, cfg.retrieve.chunk_size)))
 
 
 def question_key(cfg: RunConfig, q: Question, routed: Sequence[str], companies: dict[str, str],
@@ -128,18 +135,15 @@ def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataF
         routed = route(q.text, ds.reports)
         upstream, why = _upstream(cfg, routed)
         items.append(Item(q.qid, question_key(cfg, q, routed, companies, upstream), (record_file(q.qid),),
-                          (q, routed), blocked=why))
-    llm = None
-    llm_lock = threading.Lock()
+                          (q, routed), blocked=why, inputs=_inputs(cfg, routed)))
 
     def work(it: Item) -> Result:
-        nonlocal llm
         q, routed = it.payload
-        with llm_lock:
-            if llm is None and deps.llm_uses(cfg, STAGE) and routed:
-                from ..models import get_llm
+        llm = None
+        if deps.llm_uses(cfg, STAGE) and routed:
+            from ..models import get_llm
 
-                llm = get_llm(cfg)
+            llm = get_llm(cfg)  # one client per process (thread-safe registry), wherever the item runs
         rec = retrieve_question(cfg, q, ds, llm=llm)
         return Result(files={record_file(q.qid): Json(rec.model_dump(mode="json"))},
                       info={"reports": [r.sha1 for r in rec.routed], "seconds": rec.seconds},
@@ -147,7 +151,7 @@ def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataF
 
     # Questions in parallel up to llm.concurrency (one shared client, limiter and disk cache); each record
     # depends on its question only, so the files are the same at any concurrency.
-    outcomes = run_items(stage, items, work, executor=make_executor("threads", cfg.llm.concurrency),
+    outcomes = run_items(stage, items, work, executor=make_executor("threads", cfg.llm.concurrency, cfg),
                          progress=progress, unit="question")
     rows = []
     for it in items:
