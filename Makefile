@@ -38,11 +38,16 @@ LLAMA_STAMP   := .venv/.llama-$(LLAMA_ID)
 setup: $(STAMP)
 
 # torch==2.13.0 goes in first: an unpinned torch (pulled by docling) is a multi-GB CUDA build.
-# PyPI's torchvision does not import beside this torch; without it docling's native path works.
+# PyPI's torchvision (pulled by docling on every `pip install -e .`) does not import beside this torch
+# ("operator torchvision::nms does not exist"), and transformers then fails to import sentence-transformers'
+# models. Every install below ends with DROP_BROKEN_TORCHVISION: a torchvision that does not import is
+# removed (docling's native path needs none); a working one (the CUDA pair from `make gpu`) stays.
+DROP_BROKEN_TORCHVISION = $(PY) -c "import torchvision" >/dev/null 2>&1 || $(PIP) uninstall -y -q torchvision || true
+
 $(STAMP): pyproject.toml $(LLAMA_STAMP)
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -e ".[dev]"
-	$(PIP) uninstall -y -q torchvision || true
+	$(DROP_BROKEN_TORCHVISION)
 	touch $(STAMP)
 
 # The [cluster] extra (Ray) on top of setup: `make test` needs it (tests/test_ray.py), `make run` does not.
@@ -50,6 +55,7 @@ cluster: $(CLUSTER_STAMP)
 
 $(CLUSTER_STAMP): pyproject.toml $(STAMP)
 	$(PIP) install -q -e ".[dev,cluster]"
+	$(DROP_BROKEN_TORCHVISION)
 	touch $(CLUSTER_STAMP)
 
 llama: $(LLAMA_STAMP)

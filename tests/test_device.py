@@ -1,6 +1,7 @@
 """One device setting resolved once, and the GPU preset's setup check (no GPU here: CUDA is absent or faked)."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -114,3 +115,25 @@ def test_concurrency_never_changes_a_key(make_cfg):
     for stage in ("02_clean", "05_retrieve", "06_answer"):
         assert deps.config_signature(one, stage) == deps.config_signature(many, stage)
     assert deps.config_signature(many, "06_answer")["llm"]["concurrency"] == 1
+
+
+def test_broken_torchvision_is_named_in_model_load_errors(tmp_path):
+    """A torchvision that fails at import (PyPI's beside the pinned CPU torch: "operator torchvision::nms
+    does not exist") makes transformers report only "Could not import module 'PreTrainedModel'"; the hint
+    added to embedder / cross-encoder load errors names the real cause and the fix. A clean setup: no hint."""
+    shadow = tmp_path / "shadow" / "torchvision"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text('raise RuntimeError("operator torchvision::nms does not exist")\n')
+    code = "from rag.models.base import torchvision_hint; print(repr(torchvision_hint()))"
+
+    def hint(pythonpath: str) -> str:
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, cwd=ROOT,
+                           env={**os.environ, "PYTHONPATH": pythonpath})
+        assert r.returncode == 0, r.stderr[-2000:]
+        return r.stdout.strip()
+
+    broken = hint(f"{tmp_path / 'shadow'}{os.pathsep}{ROOT}")
+    assert "does not import beside this torch" in broken and "torchvision::nms" in broken
+    assert "pip uninstall -y torchvision" in broken
+    if importlib.util.find_spec("torchvision") is None:  # this project's setup removes the broken one
+        assert hint(str(ROOT)) == "''"

@@ -34,6 +34,22 @@ class ModelUnavailable(ModelError):
     """A backend cannot be used here (missing key, weights, server); the message says what to do."""
 
 
+def torchvision_hint() -> str:
+    """" (...)" naming a broken torchvision when one is installed but does not import beside this torch,
+    else "". Called only after a sentence-transformers load failed: transformers then reports a useless
+    "Could not import module 'PreTrainedModel'" (PyPI's torchvision, pulled by `pip install docling`, next
+    to the pinned CPU torch). Costs one subprocess import, so never on the success path."""
+    import importlib.util
+
+    if importlib.util.find_spec("torchvision") is None:
+        return ""
+    from ..preflight import torchvision_problem
+
+    problem = torchvision_problem()
+    return (f" ({problem}: run `pip uninstall -y torchvision` - the embedder and docling's native parser need "
+            "none - or `make setup`, which removes it)") if problem else ""
+
+
 class StructuredOutputError(ModelError):
     """The model's answer did not fit the schema, even after one repair call."""
 

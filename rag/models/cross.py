@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import ModelUnavailable
+from .base import ModelUnavailable, torchvision_hint
 
 _REGISTRY: dict[tuple, "STCrossEncoder"] = {}
 _LOCK = threading.Lock()
@@ -48,12 +48,14 @@ def get_cross_encoder(cfg, name: str) -> STCrossEncoder:
         try:
             from sentence_transformers import CrossEncoder
         except ImportError as e:
-            raise ModelUnavailable("sentence-transformers is not installed: run `make setup`") from e
+            raise ModelUnavailable("sentence-transformers does not import: run `make setup`"
+                                   + torchvision_hint()) from e
         try:
             model = CrossEncoder(name, device=device)
         except Exception as e:  # noqa: BLE001 - missing files surface as OSError/ValueError/HF errors
             raise ModelUnavailable(
-                f"cross-encoder {name!r}: weights not found locally ({type(e).__name__}: {str(e)[:300]}). "
+                f"cross-encoder {name!r}: weights not found locally ({type(e).__name__}: {str(e)[:300]})"
+                f"{torchvision_hint()}. "
                 "No model hub is reachable here: download it where you have internet "
                 f"(e.g. `huggingface-cli download {name}`) and point rerank.cross_encoder_models at the folder, "
                 "or use rerank.mode='llm'") from e

@@ -25,7 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import ModelUnavailable, Usage, UsageMeter
+from .base import ModelUnavailable, Usage, UsageMeter, torchvision_hint
 from .cache import DiskCache, make_key
 
 # Output dimension of known models (so a fully cached run needs no model load to know it).
@@ -206,9 +206,9 @@ class LocalEmbedder(_CachedEmbedder):
                     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a model hub
                     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 source = _local_source(self.model_name, self.hub)
-                from sentence_transformers import SentenceTransformer
+                try:  # the import too: a broken torchvision fails it (inside transformers)
+                    from sentence_transformers import SentenceTransformer
 
-                try:
                     from .device import model_device
 
                     m = SentenceTransformer(source, device=model_device())
@@ -216,7 +216,7 @@ class LocalEmbedder(_CachedEmbedder):
                     offline = " (HF_HUB_OFFLINE=1 in this process: only a copy in the hub cache loads)" \
                         if os.environ.get("HF_HUB_OFFLINE") == "1" else ""
                     raise ModelUnavailable(f"embed.model={self.model_name!r}: sentence-transformers could not "
-                                           f"load {source!r}{offline}: {str(e)[:500]}") from e
+                                           f"load {source!r}{offline}: {str(e)[:500]}{torchvision_hint()}") from e
                 # Truncate to the smaller of the model's own limit and the configured one (wordpieces).
                 m.max_seq_length = min(m.max_seq_length or self.max_input_tokens, self.max_input_tokens)
                 self._model = m
