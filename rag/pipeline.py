@@ -130,7 +130,10 @@ def print_outcome(cfg: RunConfig) -> None:
         s = json.loads(scores.read_text())
         tot = s.get("totals", s)
         keys = [k for k in ("G", "R", "score", "max_score", "questions") if k in tot]
-        print("Score: " + ", ".join(f"{k}={tot[k]}" for k in keys))
+        if tot.get("questions") == 0:  # a dataset of one's own has no answers.json: nothing was scored
+            print(f"Score: none (no gold in {cfg.data_dir}: answers.json, or labels.jsonl from 08_label)")
+        else:
+            print("Score: " + ", ".join(f"{k}={tot[k]}" for k in keys))
 
 
 def run_failures(run_dir: Path, stages: Sequence[str] | None = None) -> dict[str, dict[str, str]]:

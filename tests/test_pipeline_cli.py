@@ -54,3 +54,23 @@ def test_one_corrupt_pdf_is_summarised_at_the_end_and_strict_exits_1(tmp_path, c
     assert any(ln.strip().startswith("03_chunk: 1 item(s)") for ln in lines)
     assert "failed in 01_parse" in err
     assert main(args + ["--strict"]) == 1  # the second run skips what is current and still reports the failure
+
+
+def test_outcome_of_a_run_without_gold_says_nothing_was_scored(make_cfg, tmp_path, capsys):
+    """A dataset of one's own has no answers.json: 07 scores 0 questions, and the summary says there was no
+    gold instead of printing a score of 0."""
+    import json
+
+    from rag.evaluate import scores_path
+    from rag.pipeline import print_outcome
+
+    cfg = make_cfg()
+    path = scores_path(cfg)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"totals": {"G": 0.0, "R": 0.0, "score": 0.0, "max_score": 0.0, "questions": 0}}))
+    print_outcome(cfg)
+    out = capsys.readouterr().out
+    assert "Score: none (no gold in" in out and "score=0.0" not in out
+    path.write_text(json.dumps({"totals": {"G": 1.0, "R": 0.5, "score": 1.25, "max_score": 1.5, "questions": 1}}))
+    print_outcome(cfg)
+    assert "Score: G=1.0, R=0.5, score=1.25, max_score=1.5, questions=1" in capsys.readouterr().out
