@@ -197,7 +197,7 @@ def test_name_names_boolean_prompt_selection_and_references(make_cfg):
                   ("Which leadership positions changed at Acme Corp?", "names"),
                   ("Did Acme Corp mention any mergers or acquisitions?", "boolean"),
                   ("Did Acme Corp announce a share buyback?", "boolean")])
-    pages = [page(A, 7, PEOPLE, 0.9), page(A, 8, "The CFO resigned.", 0.5), page(A, 9, "Nothing.", 0.1)]
+    pages = [page(A, 7, PEOPLE, 0.9), page(A, 8, "The Chief Financial Officer resigned.", 0.5), page(A, 9, "Nothing.", 0.1)]
     for i in range(4):
         write_retrieval(cfg, f"q{i:03d}", pages)
     seen = {}

@@ -122,6 +122,10 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
         from .figure_pick import pick_version
 
         versions.append(pick_version(prompts_dir(cfg)))
+    if cfg.answer.require_event_near_name and q.kind in ("name", "names"):  # its events file
+        from .event_check import events_version
+
+        versions.append(events_version(cfg))
     if any(cfg.answer.focus_tokens.get(k) for k in kinds):  # focused reading uses the search lexicon
         from ..retrieve.query import lexicon_hash
 

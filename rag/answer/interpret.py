@@ -118,11 +118,29 @@ def part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[CtxP
     if kind == "names":
         if isinstance(v, list):
             v = list(dict.fromkeys(x.strip() for x in v if x and x.strip() and x.strip().upper() != NA))
-        return (v or NA), {}
+        return _evented(cfg, v or NA, part, question, company)
     if kind in ("name", "comparative"):
         v = (v or "").strip()
-        return (NA if not v or v.upper() == NA else v), {}
+        v = NA if not v or v.upper() == NA else v
+        return _evented(cfg, v, part, question, company) if kind == "name" else (v, {})
     return bool(v), {}
+
+
+def _evented(cfg: RunConfig, value: Any, part: list[CtxPage], question: str, company: str) -> tuple[Any, dict]:
+    """With ``answer.require_event_near_name``: the names printed next to words of the asked event
+    (rag.answer.event_check); none left -> N/A with the dropped names in the interpretation."""
+    if not cfg.answer.require_event_near_name or value == NA or not isinstance(value, (str, list)):
+        return value, {}
+    from .event_check import check_names
+
+    names = value if isinstance(value, list) else [value]
+    kept, dropped = check_names(cfg, question, names, [p.text for p in part], company)
+    if not dropped:
+        return value, {}
+    info: dict[str, Any] = {"event_dropped": dropped}
+    if not kept:
+        return NA, {**info, "na_reason": "no context page states the asked event next to the name"}
+    return (kept if isinstance(value, list) else kept[0]), info
 
 
 def pages_holding(kind: str, value: Any, info: dict[str, Any], part: list[CtxPage]) -> list[CtxPage]:

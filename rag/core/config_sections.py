@@ -345,6 +345,12 @@ class AnswerConfig(_Frozen):
     figure_fallback: Literal["read", "na"] = "read"
     # Who picks among the candidates: the model (one short call) or code (the best-scoring candidate, no call).
     figure_pick: Literal["model", "code"] = "model"
+    # Names / name questions about an event (leadership changes, product launches, acquisitions): keep a name
+    # only where a context page prints it within event_window_words words of a word stating the event
+    # (rag.answer.event_check; words per topic in events_file, relative to the project root); none kept -> N/A.
+    require_event_near_name: bool = False
+    event_window_words: int = Field(30, ge=1)  # whitespace-separated words on each side of the name
+    events_file: str = "prompts/checks/events.toml"
 
 
 class ExecutionConfig(_Frozen):
