@@ -19,16 +19,14 @@ Contracts:
 """
 from __future__ import annotations
 
-import hashlib
 import re
-import tomllib
-from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from ..core.config import PROJECT_ROOT, RunConfig
 from ..core.questions import search_text
+from ..core.topic_file import read_topics
 
 _TOKEN = re.compile(r"\S+")
 
@@ -49,32 +47,9 @@ def events_path(cfg: RunConfig) -> Path:
 
 
 def _read(cfg: RunConfig) -> tuple[tuple[EventTopic, ...], str]:
-    p = events_path(cfg)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise EventsError(f"{p}: events file not found (config answer.events_file)") from None
-    return _parse(str(p), raw)
-
-
-@lru_cache(maxsize=8)
-def _parse(path: str, raw: bytes) -> tuple[tuple[EventTopic, ...], str]:
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise EventsError(f"{path}: not valid TOML: {e}") from None
-    topics = []
-    for i, t in enumerate(data.get("topic", []), 1):
-        try:
-            topics.append(EventTopic(name=t["name"], when=[re.compile(w, re.I) for w in t["when"]],
-                                     events=[re.compile(w, re.I) for w in t["events"]]))
-        except (KeyError, TypeError) as e:
-            raise EventsError(f"{path}: topic {i} needs name, when (list) and events (list): missing {e}") from None
-        except re.error as e:
-            raise EventsError(f"{path}: topic {i} ({t.get('name')}): bad regular expression: {e}") from None
-    if not topics:
-        raise EventsError(f"{path}: no [[topic]] entries")
-    return tuple(topics), hashlib.sha256(raw).hexdigest()[:16]
+    topics, digest = read_topics(events_path(cfg), "answer.events_file", ("when", "events"), ("when", "events"),
+                                 EventsError)
+    return tuple(EventTopic(**t) for t in topics), digest
 
 
 def events_version(cfg: RunConfig) -> str:

@@ -15,17 +15,15 @@ Contract:
 """
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
-import tomllib
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from ..core.config import PROJECT_ROOT, RunConfig
+from ..core.topic_file import read_topics
 from ..core.questions import search_text  # noqa: F401 - re-exported: rag.retrieve.query.search_text
 from ..models.base import Usage
 
@@ -94,34 +92,10 @@ def lexicon_path(cfg: RunConfig) -> Path:
 
 
 def _lexicon(cfg: RunConfig) -> tuple[tuple[Topic, ...], str]:
-    """(topics, content hash) of the configured lexicon; the file is re-read each call (small), parsed
-    once per content, so an edit is seen at once."""
-    p = lexicon_path(cfg)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise LexiconError(f"{p}: lexicon file not found (config retrieve.lexicon)") from None
-    return _parse_lexicon(str(p), raw)
-
-
-@lru_cache(maxsize=8)
-def _parse_lexicon(path: str, raw: bytes) -> tuple[tuple[Topic, ...], str]:
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise LexiconError(f"{path}: not valid TOML: {e}") from None
-    topics = []
-    for i, t in enumerate(data.get("topic", []), 1):
-        try:
-            topics.append(Topic(name=t["name"], when=[re.compile(w, re.I) for w in t["when"]],
-                                terms=[str(x) for x in t["terms"]]))
-        except (KeyError, TypeError) as e:
-            raise LexiconError(f"{path}: topic {i} needs name, when (list) and terms (list): missing {e}") from None
-        except re.error as e:
-            raise LexiconError(f"{path}: topic {i} ({t.get('name')}): bad regular expression: {e}") from None
-    if not topics:
-        raise LexiconError(f"{path}: no [[topic]] entries")
-    return tuple(topics), hashlib.sha256(raw).hexdigest()[:16]
+    """(topics, content hash) of the configured lexicon (rag.core.topic_file: read each call, parsed
+    once per content, so an edit is seen at once)."""
+    topics, digest = read_topics(lexicon_path(cfg), "retrieve.lexicon", ("when", "terms"), ("when",), LexiconError)
+    return tuple(Topic(**t) for t in topics), digest
 
 
 def lexicon_hash(cfg: RunConfig) -> str:
