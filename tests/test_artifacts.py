@@ -5,6 +5,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -109,3 +110,14 @@ def test_a_rerun_that_skips_everything_keeps_the_cost_of_the_run_that_did_the_wo
     third.mark_done("q0", key)
     m = third.finish()
     assert "checked" not in m and m["tokens"] == {}
+
+
+def test_manifest_versions_name_the_machine():
+    """A result names the CPU (and the llama.cpp build when the venv has one): the same GGUF answers
+    differently on other SIMD builds."""
+    from rag.core.artifacts import package_versions
+
+    v = package_versions()
+    assert v["cpu"] and "cores" in v["cpu"]
+    if (Path(sys.prefix) / "llama-build.txt").exists():
+        assert v["llama_build"].startswith("variant=")

@@ -16,11 +16,13 @@ Contract:
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import json
 import os
 import platform
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable
@@ -143,12 +145,33 @@ def hash_key(*parts: Any) -> str:
 
 
 def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str]:
+    """Versions for a manifest, plus the CPU and the llama.cpp build: the same GGUF model and prompt can
+    answer differently on another CPU / SIMD build (erc2-dev: 2 of 8 booleans of the 1.5B model flipped
+    between two machines), so a result names the machine that made it."""
     out = {"python": platform.python_version()}
     for n in names:
         try:
             out[n] = importlib.metadata.version(n)
         except importlib.metadata.PackageNotFoundError:
             pass
+    out.update(_machine())
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _machine() -> dict[str, str]:
+    out = {}
+    try:
+        info = Path("/proc/cpuinfo").read_text(errors="replace")
+        model = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), "")
+        flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), [])
+        simd = [f for f in ("avx2", "avx512f", "amx_tile") if f in flags]
+        out["cpu"] = f"{model or platform.processor() or platform.machine()} ({os.cpu_count()} cores; {' '.join(simd)})"
+    except OSError:  # not Linux
+        out["cpu"] = f"{platform.processor() or platform.machine()} ({os.cpu_count()} cores)"
+    build = Path(sys.prefix) / "llama-build.txt"  # written by the Makefile's llama.cpp build
+    if build.exists():
+        out["llama_build"] = build.read_text(errors="replace").split(" CMAKE_ARGS", 1)[0].strip()
     return out
 
 
