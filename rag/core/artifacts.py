@@ -145,9 +145,9 @@ def hash_key(*parts: Any) -> str:
 
 
 def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str]:
-    """Versions for a manifest, plus the CPU and the llama.cpp build: the same GGUF model and prompt can
-    answer differently on another CPU / SIMD build (erc2-dev: 2 of 8 booleans of the 1.5B model flipped
-    between two machines), so a result names the machine that made it."""
+    """Versions for a manifest, plus the CPU and the llama.cpp build: floating point differs across CPUs
+    and SIMD builds, and the same code answered 2 of 8 erc2-dev booleans differently on two machines
+    (1.5B model), so a result names the machine that made it."""
     out = {"python": platform.python_version()}
     for n in names:
         try:
