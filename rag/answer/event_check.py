@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ..core.config import PROJECT_ROOT, RunConfig
+from ..core.config import RunConfig, project_path
 from ..core.questions import search_text
 from ..core.topic_file import read_topics
 
@@ -42,8 +42,7 @@ class EventTopic(BaseModel):
 
 
 def events_path(cfg: RunConfig) -> Path:
-    p = Path(cfg.answer.events_file)
-    return p if p.is_absolute() else PROJECT_ROOT / p
+    return project_path(cfg.answer.events_file)
 
 
 def _read(cfg: RunConfig) -> tuple[tuple[EventTopic, ...], str]:

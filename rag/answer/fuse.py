@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..core.config import PROJECT_ROOT, RunConfig
+from ..core.config import RunConfig, project_path
 from .context import Counter, CtxPage, pack_parts
 from .focus import focus_pages
 from .interpret import is_answer, map_pages, pages_holding, part_value
@@ -51,8 +51,7 @@ def ask(llm: Any, cfg: RunConfig, kind: str, question: str, context: str) -> dic
 
 
 def prompts_dir(cfg: RunConfig) -> Path:
-    path = Path(cfg.answer.prompts_dir)
-    return path if path.is_absolute() else PROJECT_ROOT / path
+    return project_path(cfg.answer.prompts_dir)
 
 
 # ---- one report -------------------------------------------------------------------------------------

@@ -25,6 +25,13 @@ PRESETS_DIR = Path(__file__).parent.parent / "presets"  # rag/presets
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
+def project_path(value: str | Path) -> Path:
+    """A configured path: absolute as given, a relative one against the project root (not the cwd, so a
+    notebook run from notebooks/ reads the same files as the CLI)."""
+    p = Path(value)
+    return p if p.is_absolute() else PROJECT_ROOT / p
+
+
 class ConfigError(ValueError):
     """A preset or override that does not fit the schema; the message names the key."""
 
@@ -60,8 +67,7 @@ class RunConfig(_Frozen):
 
     def path(self, field: str) -> Path:
         """Resolve a path field (``data_dir``, ``outputs_dir``…) against the project root."""
-        p = Path(getattr(self, field))
-        return p if p.is_absolute() else PROJECT_ROOT / p
+        return project_path(getattr(self, field))
 
     @property
     def run_dir(self) -> Path:

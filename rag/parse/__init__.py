@@ -29,7 +29,7 @@ from ..core.artifacts import hash_key, read_json, run_dir_of
 
 from ..core.stage import ItemState, Stage
 from ..core.stage import item_state as _item_state
-from ..core.config import PROJECT_ROOT, ParseConfig, RunConfig
+from ..core.config import ParseConfig, RunConfig, project_path
 from ..core import deps
 from ..core.loop import Item, ItemError, Json, Result, failures, outcome_counts, run_items
 from ..core.loop import executor as make_executor
@@ -54,8 +54,7 @@ def artifacts_dir(pcfg: ParseConfig) -> Path | None:
     """``parse.artifacts_path`` as a folder (a relative path is relative to the project root), or None."""
     if not pcfg.artifacts_path:
         return None
-    p = Path(pcfg.artifacts_path).expanduser()
-    return p if p.is_absolute() else PROJECT_ROOT / p
+    return project_path(Path(pcfg.artifacts_path).expanduser())
 
 
 def _weight_dirs(pcfg: ParseConfig) -> list[Path]:

@@ -22,9 +22,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..core.config import PROJECT_ROOT, RunConfig
-from ..core.topic_file import read_topics
+from ..core.config import RunConfig, project_path
 from ..core.questions import search_text  # noqa: F401 - re-exported: rag.retrieve.query.search_text
+from ..core.topic_file import read_topics
 from ..models.base import Usage
 
 # ---- query expansion -----------------------------------------------------------------------------
@@ -87,8 +87,7 @@ class Topic(BaseModel):
 
 
 def lexicon_path(cfg: RunConfig) -> Path:
-    path = Path(cfg.retrieve.lexicon)
-    return path if path.is_absolute() else PROJECT_ROOT / path
+    return project_path(cfg.retrieve.lexicon)
 
 
 def _lexicon(cfg: RunConfig) -> tuple[tuple[Topic, ...], str]:
