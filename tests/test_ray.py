@@ -114,6 +114,16 @@ def fingerprint(run_dir: Path) -> dict[str, str]:
     return out
 
 
+def failures(run_dir: Path) -> dict[str, str]:
+    """{stage/item: error} of every item record that did not succeed: what a mismatch is explained by."""
+    out = {}
+    for p in sorted(run_dir.glob("*/.items/*.json")):
+        r = json.loads(p.read_text())
+        if r.get("status") in ("failed", "blocked"):
+            out[f"{p.parent.parent.name}/{p.stem}"] = str(r.get("error"))[:500]
+    return out
+
+
 @pytest.fixture(scope="module")
 def local_run(demo_dir, standin, tmp_path_factory):
     """01..06 on this machine (executor local): the reference fingerprint."""
@@ -145,6 +155,7 @@ def test_ray_run_matches_local_hashes(demo_dir, standin, local_run, local_cluste
 
     cfg, ds = prepare("test", str(demo_dir), "ray", _overrides(tmp_path, standin, **{"run.executor": "ray"}))
     run_direct(cfg, ds, STAGES_01_06, progress=False)
+    assert failures(cfg.run_dir) == {}
     got = fingerprint(cfg.run_dir)
     assert set(got) == set(local_run)
     assert {k for k in got if got[k] != local_run[k]} == set()
@@ -324,6 +335,7 @@ def test_two_node_cluster_matches_local(demo_dir, standin, local_run, tmp_path):
     finally:
         _ray("stop", "--force")
     run_dir = tmp_path / "outputs" / "two"
+    assert failures(run_dir) == {}
     got = fingerprint(run_dir)
     assert {k for k in set(got) | set(local_run) if got.get(k) != local_run.get(k)} == set()
     nodes = set()

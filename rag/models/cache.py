@@ -11,11 +11,14 @@ import hashlib
 import json
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterable
 
 # Seconds a writer waits for another process's lock before sqlite raises "database is locked".
 _BUSY_TIMEOUT_S = 60.0
+# Pause between tries of a statement that sqlite fails at once with "database is locked" (see _retry_locked).
+_LOCKED_RETRY_S = 0.05
 
 
 def make_key(*parts: Any) -> str:
@@ -29,14 +32,13 @@ class DiskCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        with self._conn() as c:
-            c.execute("CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v BLOB NOT NULL)")
+        _retry_locked(self._conn(), "CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v BLOB NOT NULL)")
 
     def _conn(self) -> sqlite3.Connection:
         c = getattr(self._local, "conn", None)
         if c is None:
             c = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
-            c.execute("PRAGMA journal_mode=WAL")
+            _retry_locked(c, "PRAGMA journal_mode=WAL")
             c.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = c
         return c
@@ -71,3 +73,21 @@ class DiskCache:
 
     def __len__(self) -> int:
         return self._conn().execute("SELECT COUNT(*) FROM kv").fetchone()[0]
+
+
+def _retry_locked(c: sqlite3.Connection, sql: str) -> None:
+    """Run ``sql``, trying again while sqlite says "database is locked", up to ``_BUSY_TIMEOUT_S``.
+
+    Why: switching a new database file to WAL needs an exclusive lock and sqlite does not call the busy
+    handler for it, so two processes opening the same fresh cache at once (two Ray workers starting stage
+    04) failed one of them at once (seen in CI; 2 of 600 opens in a 3-process race here).
+    """
+    deadline = time.monotonic() + _BUSY_TIMEOUT_S
+    while True:
+        try:
+            c.execute(sql)
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(_LOCKED_RETRY_S)
