@@ -69,3 +69,35 @@ def test_a_broken_events_file_is_named(make_cfg, tmp_path):
         event_topics(_cfg(make_cfg, **{"answer.events_file": str(bad)}), PRODUCTS_Q)
     with pytest.raises(EventsError, match="not found"):
         event_topics(_cfg(make_cfg, **{"answer.events_file": str(tmp_path / "none.toml")}), PRODUCTS_Q)
+
+
+BUYBACK_Q = "Did Acme Corp announce a share buyback plan in the annual report? If there is no mention, return False."
+
+
+def test_boolean_true_needs_a_cited_page_with_the_event(make_cfg):
+    on = make_cfg(overrides={"answer.require_event_for_true": True})
+    off = make_cfg(overrides={"answer.require_event_for_true": False})
+    assert [t.name for t in event_topics(on, BUYBACK_Q, "Acme Corp")] == ["share_buyback"]
+    revenue = CtxPage(sha1=SHA, page=2, rank=0, text="Revenue rose 12% to $40 million on higher volumes.")
+    buyback = CtxPage(sha1=SHA, page=5, rank=1, text="The Board approved an on-market share buy-back of up to 5%.")
+    yes = {"parsed": {"final_answer": True}}
+    assert part_value(off, "boolean", yes, [revenue], [revenue, buyback], BUYBACK_Q, None, "Acme Corp") == (True, {})
+    v, info = part_value(on, "boolean", yes, [revenue], [revenue, buyback], BUYBACK_Q, None, "Acme Corp")
+    assert v is False and info["event_missing"] and "event" in info["na_reason"]  # cited page says nothing of it
+    assert part_value(on, "boolean", yes, [buyback], [revenue, buyback], BUYBACK_Q, None, "Acme Corp") == (True, {})
+    assert part_value(on, "boolean", yes, [], [revenue, buyback], BUYBACK_Q, None, "Acme Corp") == (True, {})  # none cited: the part
+    no = {"parsed": {"final_answer": False}}
+    assert part_value(on, "boolean", no, [], [buyback], BUYBACK_Q, None, "Acme Corp") == (False, {})  # false stays false
+    other = "Did Acme Corp report any cyber incidents in the annual report? If there is no mention, return False."
+    assert part_value(on, "boolean", yes, [revenue], [revenue], other, None, "Acme Corp") == (True, {})  # no topic: unchecked
+
+
+def test_every_erc_boolean_template_has_an_event_topic(make_cfg):
+    """The ten boolean templates of ERC round 2 (rag.valgen) each match some topic, so none goes unchecked."""
+    from rag.valgen import FAMILIES
+
+    cfg = make_cfg(overrides={"answer.require_event_for_true": True})
+    templates = [v for _w, _flag, _fam, variants in FAMILIES["boolean"] for v in variants]
+    assert len(templates) == 10
+    for t in templates:
+        assert event_topics(cfg, t.format(company="Acme Corp"), "Acme Corp"), t

@@ -122,7 +122,8 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
         from .figure_pick import pick_version
 
         versions.append(pick_version(prompts_dir(cfg)))
-    if cfg.answer.require_event_near_name and q.kind in ("name", "names"):  # its events file
+    if (cfg.answer.require_event_near_name and q.kind in ("name", "names")) or \
+            (cfg.answer.require_event_for_true and q.kind == "boolean"):  # its events file
         from .event_check import events_version
 
         versions.append(events_version(cfg))

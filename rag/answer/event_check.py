@@ -15,6 +15,8 @@ Contracts:
 - ``name_has_event(name, texts, topics, window) -> bool``: some text prints ``name`` (case-folded, as
   a phrase) with an ``events`` match of some topic within ``window`` words before or after it.
 - ``check_names(cfg, question, names, texts) -> (kept, dropped)``: ``names`` split, order kept.
+- ``pages_state_event(cfg, question, texts) -> bool``: some text prints an event of a matched topic
+  (boolean questions, ``answer.require_event_for_true``); a question matching no topic passes.
 - ``events_version(cfg) -> str``: the file's content hash (stage 06's key while the check is on).
 """
 from __future__ import annotations
@@ -79,6 +81,13 @@ def name_has_event(name: str, texts: list[str], topics: list[EventTopic], window
             if any(e.search(around) for t in topics for e in t.events):
                 return True
     return False
+
+
+def pages_state_event(cfg: RunConfig, question: str, texts: list[str], company: str = "") -> bool:
+    """Does some text print an ``events`` match of a topic the question matches? True when none matches
+    (the question is not checked)."""
+    topics = event_topics(cfg, question, company)
+    return not topics or any(e.search(t) for t in texts for tp in topics for e in tp.events)
 
 
 def check_names(cfg: RunConfig, question: str, names: list[str], texts: list[str],

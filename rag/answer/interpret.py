@@ -123,7 +123,20 @@ def part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[CtxP
         v = (v or "").strip()
         v = NA if not v or v.upper() == NA else v
         return _evented(cfg, v, part, question, company) if kind == "name" else (v, {})
-    return bool(v), {}
+    return _evented_true(cfg, bool(v), cited or part, question, company)
+
+
+def _evented_true(cfg: RunConfig, value: bool, pages: list[CtxPage], question: str,
+                  company: str) -> tuple[bool, dict]:
+    """With ``answer.require_event_for_true``: a boolean true whose ``pages`` print no word of the asked
+    event (rag.answer.event_check) becomes false, saying why."""
+    if not (cfg.answer.require_event_for_true and value):
+        return value, {}
+    from .event_check import pages_state_event
+
+    if pages_state_event(cfg, question, [p.text for p in pages], company):
+        return True, {}
+    return False, {"event_missing": True, "na_reason": "no cited page prints a word of the asked event"}
 
 
 def _evented(cfg: RunConfig, value: Any, part: list[CtxPage], question: str, company: str) -> tuple[Any, dict]:

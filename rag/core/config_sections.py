@@ -350,6 +350,10 @@ class AnswerConfig(_Frozen):
     # (rag.answer.event_check; words per topic in events_file, relative to the project root); none kept -> N/A.
     require_event_near_name: bool = False
     event_window_words: int = Field(30, ge=1)  # whitespace-separated words on each side of the name
+    # Boolean questions about an event: a "true" stands only when a page the reader cited (citing none: the
+    # pages it read) prints a word of that event (same events_file, topics matched by the question); no
+    # such page -> false. A question matching no topic is not checked.
+    require_event_for_true: bool = False
     events_file: str = "prompts/checks/events.toml"
 
 
