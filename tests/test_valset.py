@@ -364,7 +364,8 @@ def _numbers_in(text: str) -> list[float]:
 def test_number_labels_print_their_value_and_value_questions_reproduce(tmp_path):
     """Every non-N/A number label's value is a number of its evidence times 1, 10^3, 10^6 or 10^9 (the printed
     figure and its scale: catches typos and scale slips); every question after the rag.valgen ones comes from
-    value_candidates.csv (seed 42, byte-identical) and has a real value with evidence."""
+    value_candidates.csv (seed 42, byte-identical) and has a real value with evidence (comparative: a listed
+    company, cited pages of every compared company)."""
     latest = latest_labels(VAL / "labels.jsonl")
     bad = []
     for rec in latest.values():
@@ -383,3 +384,5 @@ def test_number_labels_print_their_value_and_value_questions_reproduce(tmp_path)
     for q in qs[valgen_values.BASE:]:
         rec = latest.get(q["text"])
         assert rec and rec["value"] not in ("N/A", None, True, False) and rec.get("evidence"), q["text"][:90]
+        if q["kind"] == "comparative":  # the winner as written in the question, one pool per company
+            assert f'"{rec["value"]}"' in q["text"] and len({p["sha1"] for p in rec["pages"]}) == q["text"].count('", "') + 1
