@@ -64,7 +64,9 @@ def test_group_table_hand_computed(tmp_path):
 def test_group_table_empty_and_no_na_answers(tmp_path):
     assert group_table(pd.DataFrame()).empty
     per_q, _ = evaluate_submission(_sub(tmp_path / "b.json", {"n1?": 250}), _ds(tmp_path), gold_source="answers")
-    g = _rows(group_table(per_q))
+    table = group_table(per_q)
+    g = _rows(table)
+    assert json.loads(table.to_json(orient="records"))[5]["pct"] is None  # strict JSON in scores.json
     assert g["N/A precision"]["n"] == 0 and pd.isna(g["N/A precision"]["pct"])
     assert g["number value"]["wrong"] == 2  # unanswered questions count as wrong, not as N/A
 
@@ -80,7 +82,8 @@ def test_paired_groups_and_cli(make_cfg, tmp_path):
         cfgs.append(cfg)
     out = cfgs[0].run_dir / "07_evaluate"
     assert (out / "groups.csv").exists()
-    assert {r["group"] for r in json.loads((out / "scores.json").read_text())["groups"]} >= {"N/A precision"}
+    groups = {r["group"]: r for r in json.loads((out / "scores.json").read_text())["groups"]}
+    assert groups["N/A precision"]["n"] == 3 and groups["all values"]["right"] == 2
     pa, pb = (pd.read_csv(c.run_dir / "07_evaluate" / "per_question.csv") for c in cfgs)
     p = _rows(paired_groups(pa, pb))
     assert (p["number value"]["right_a"], p["number value"]["right_b"]) == (1, 1)

@@ -147,7 +147,7 @@ def run_evaluate(cfg: RunConfig, ds: Dataset, progress: bool = True, gold_source
     summary["retrieval"] = None if retrieval is None else retrieval.to_dict(orient="records")
     summary["stage_costs"] = costs.to_dict(orient="records")
     summary["gold_source"] = gold_source
-    summary["groups"] = group_table(per_q).to_dict(orient="records")
+    summary["groups"] = json.loads(group_table(per_q).to_json(orient="records"))  # NaN (no question) -> null
     stage.write_json("scores.json", summary)
     stage.write_text("per_question.csv", per_q.to_csv(index=False))
     stage.write_text("by_kind.csv", pd.DataFrame(summary["by_kind"]).to_csv(index=False))
