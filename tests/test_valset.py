@@ -324,7 +324,7 @@ def test_value_questions_use_templates_and_append(tmp_path):
     assert len(split_comparative(new[3]["text"], "comparative", names)) == 3
     assert comparison_direction(new[3]["text"]) == "min"
     # same seed and rows -> same bytes, also when rerun on its own output; a new row keeps every earlier qid
-    valgen_values.main(["--data", str(root), "--seed", "42"])
+    valgen.main(["values", "--data", str(root), "--seed", "42"])  # = python -m rag.valgen_values ...
     assert (root / "questions.json").read_bytes() == first
     more = valgen_values.append_questions(root, _cands(root, rows + ["custom,ccc,Number of stores,,,"]), 42)
     assert more[:-1] == qs and "Number of stores" in more[-1]["text"]
@@ -386,3 +386,8 @@ def test_number_labels_print_their_value_and_value_questions_reproduce(tmp_path)
         assert rec and rec["value"] not in ("N/A", None, True, False) and rec.get("evidence"), q["text"][:90]
         if q["kind"] == "comparative":  # the winner as written in the question, one pool per company
             assert f'"{rec["value"]}"' in q["text"] and len({p["sha1"] for p in rec["pages"]}) == q["text"].count('", "') + 1
+    table = valgen_values.makeup(VAL)  # kind x gold x source
+    assert table.at[("all", ""), "value candidates"] == len(qs) - valgen_values.BASE
+    assert table.at[("all", ""), "all"] == len(qs) and table.at[("all", ""), "valgen draw"] > 0
+    col = table["value candidates"]
+    assert sum(n for (kind, gold), n in col.items() if gold == "value") == len(qs) - valgen_values.BASE
