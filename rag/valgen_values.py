@@ -21,6 +21,8 @@ candidate list, with the same templates word for word:
             with ``{cur}`` = the row's ``cur`` (the currency the report uses, not subset.csv's)
   layoffs   "How many employees were laid off by..." / "What is the total number of employees let go
             by..." (number)
+  ma        "What was the latest merger or acquisition that {company} was involved in? Return name of
+            the entity or 'N/A'" (name); ``metric`` empty
   compare   "Which of the companies had the {ref} {metric} in {cur} at the end of the period listed in
             annual report: "A", "B"...?" (comparative); ``ref`` highest|lowest, ``metric`` total
             revenue|net income|total assets, ``companies`` ``;``-separated sha1 prefixes (in that order)
@@ -49,7 +51,9 @@ from .widgets.label_widget import parse_value
 BASE = 110  # questions.json entries made by ``python -m rag.valgen --seed 42 --count 110``; never changed here
 FIELDS = ("family", "sha1", "metric", "cur", "ref", "companies")
 _BY = {family or flag: variants for _, flag, family, variants in FAMILIES["number"]}  # valgen's wording
-TEMPLATES = {"custom": _BY["industry"], "fin": _BY["fin"], "layoffs": _BY["has_layoffs"]}
+TEMPLATES = {"custom": _BY["industry"], "fin": _BY["fin"], "layoffs": _BY["has_layoffs"],
+             "ma": FAMILIES["name"][0][3]}  # "What was the latest merger or acquisition that C was involved in?..."
+KINDS = {"ma": "name"}  # kind of each family's questions; number unless listed (compare: comparative)
 COMPARE_METRICS = ("total revenue", "net income", "total assets")
 
 
@@ -85,7 +89,7 @@ def question_for(row: dict[str, str], names: dict[str, str], rng: LCG, where: st
                               companies=", ".join(f'"{c}"' for c in cos))
         return {"text": text, "kind": "comparative"}
     if fam not in TEMPLATES:
-        raise CandidateError(f"{where}: family must be custom, fin, layoffs or compare, not {fam!r}")
+        raise CandidateError(f"{where}: family must be custom, fin, layoffs, ma or compare, not {fam!r}")
     _, company = _report(row["sha1"], names, where)
     metric = row["metric"]
     if fam == "fin" and metric not in {m.format(cur=row["cur"]) for m in FIN_METRICS}:
@@ -93,7 +97,8 @@ def question_for(row: dict[str, str], names: dict[str, str], rng: LCG, where: st
     if fam == "custom" and not metric:
         raise CandidateError(f"{where}: custom needs a metric")
     variants = TEMPLATES[fam]
-    return {"text": variants[variant % len(variants)].format(metric=metric, company=company), "kind": "number"}
+    return {"text": variants[variant % len(variants)].format(metric=metric, company=company),
+            "kind": KINDS.get(fam, "number")}
 
 
 def append_questions(data: Path, candidates: Path, seed: int) -> list[dict]:

@@ -307,12 +307,14 @@ def _cands(root: Path, rows: list[str]) -> Path:
 def test_value_questions_use_templates_and_append(tmp_path):
     root = _val_ds(tmp_path)
     rows = ["custom,aaaa,Number of full-time employees,,,", "fin,bbb,Net income (in USD),USD,,",
-            "layoffs,ccc,,,,", "compare,,total assets,USD,lowest,aaa;bbb;ccc"]
+            "layoffs,ccc,,,,", "compare,,total assets,USD,lowest,aaa;bbb;ccc", "ma,bbb,,,,"]
     qs = valgen_values.append_questions(root, _cands(root, rows), 42)
     first = (root / "questions.json").read_bytes()
-    assert len(qs) == valgen_values.BASE + 4 and qs[0] == {"text": "base question 0?", "kind": "boolean"}
+    assert len(qs) == valgen_values.BASE + 5 and qs[0] == {"text": "base question 0?", "kind": "boolean"}
     new = qs[valgen_values.BASE:]
-    assert [q["kind"] for q in new] == ["number", "number", "number", "comparative"]
+    assert [q["kind"] for q in new] == ["number", "number", "number", "comparative", "name"]
+    assert new[4]["text"] == ("What was the latest merger or acquisition that Beta, Inc. was involved in? Return name of "
+                              "the entity or 'N/A'")
     assert new[0]["text"] in [v.format(metric="Number of full-time employees", company="Alpha Inc.")
                               for v in valgen.FAMILIES["number"][1][3]]
     assert new[1]["text"] in [v.format(metric="Net income (in USD)", company="Beta, Inc.")
@@ -339,7 +341,7 @@ def test_value_candidates_problems_are_named(tmp_path):
                       (["custom,aaa,Staff,,,", "custom,aaa,Staff,,,"], r":3: question already in the set"),
                       (["compare,,total assets,USD,biggest,aaa;bbb"], r":2: compare needs ref highest\|lowest"),
                       (["custom,aaa,,,,"], r":2: custom needs a metric"),
-                      (["budget,aaa,Staff,,,"], r":2: family must be custom, fin, layoffs or compare")):
+                      (["budget,aaa,Staff,,,"], r":2: family must be custom, fin, layoffs, ma or compare")):
         with pytest.raises(valgen_values.CandidateError, match=msg):
             valgen_values.append_questions(root, _cands(root, rows), 1)
     (root / "questions.json").write_text("[]")
