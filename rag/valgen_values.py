@@ -8,7 +8,8 @@ candidate list, with the same templates word for word:
   :data:`BASE` questions of ``DIR/questions.json`` (made by ``python -m rag.valgen --count 110``) and appends one
   question per candidate row, in file order, so appending rows never renumbers a qid. Same seed + same rows ->
   byte-identical ``questions.json``. The seeded LCG (``rag.valgen.LCG``) draws one template variant per row.
-- Candidate rows (CSV, header ``family,sha1,metric,cur,ref,companies``):
+- Candidate rows (CSV, header ``family,sha1,metric,cur,ref,companies[,printed]``; ``printed`` = where the page
+  prints the gold, ``sentence`` or ``table`` row, for reading results by that split; not used to make text):
 
   ========  =====================================================================================
   family    question (kind)
@@ -66,7 +67,7 @@ def read_candidates(path: Path) -> list[dict[str, str]]:
         rows = list(csv.DictReader(f))
     if rows and set(FIELDS) - set(rows[0]):
         raise CandidateError(f"{path}: header must be {','.join(FIELDS)}")
-    return [{k: (r.get(k) or "").strip() for k in FIELDS} for r in rows]
+    return [{k: (r.get(k) or "").strip() for k in FIELDS + ("printed",)} for r in rows]
 
 
 def _report(prefix: str, names: dict[str, str], where: str) -> tuple[str, str]:
@@ -151,19 +152,23 @@ def append_labels(data: Path, batch: list[dict], labeller: str) -> int:
 
 def makeup(data: Path) -> "pd.DataFrame":
     """Questions by kind x gold (value, N/A, True, False, unlabelled) x source (the rag.valgen draw, the
-    erc2-extra questions it includes verbatim, the value candidates), from ``data/labels.jsonl``."""
+    erc2-extra questions it includes verbatim, the value candidates by where the gold is printed: "values:
+    sentence" / "values: table"), from ``data/labels.jsonl`` and ``data/value_candidates.csv``."""
     import pandas as pd
 
     qs = json.loads((data / "questions.json").read_text(encoding="utf-8"))
     extra = SHARED / "erc2-extra" / "questions.json"
     verbatim = {q["text"] for q in json.loads(extra.read_text(encoding="utf-8"))} if extra.exists() else set()
     latest = latest_labels(data / "labels.jsonl")
+    cands = data / "value_candidates.csv"
+    printed = [r["printed"] for r in read_candidates(cands)] if cands.exists() else []
     rows = []
     for i, q in enumerate(qs):
         rec = latest.get(q["text"])
         v = None if rec is None or rec["status"] == "skipped" else rec["value"]
         gold = ("unlabelled" if v is None else "N/A" if v == "N/A" else str(v) if isinstance(v, bool) else "value")
-        src = "value candidates" if i >= BASE else "erc2-extra verbatim" if q["text"] in verbatim else "valgen draw"
+        src = ("erc2-extra verbatim" if q["text"] in verbatim else "valgen draw") if i < BASE else \
+            f"values: {printed[i - BASE] if i - BASE < len(printed) and printed[i - BASE] else 'candidates'}"
         rows.append({"kind": q["kind"], "gold": gold, "source": src})
     df = pd.DataFrame(rows)
     table = pd.crosstab([df.kind, df.gold], df.source, margins=True, margins_name="all")
