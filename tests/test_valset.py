@@ -393,3 +393,22 @@ def test_number_labels_print_their_value_and_value_questions_reproduce(tmp_path)
     assert new[("all", "")] == len(qs) - valgen_values.BASE
     assert table.at[("all", ""), "all"] == len(qs) and table.at[("all", ""), "valgen draw"] > 0
     assert sum(n for (kind, gold), n in new.items() if gold == "value") == len(qs) - valgen_values.BASE
+
+
+def test_append_labels_writes_only_changes(tmp_path):
+    sha = hashlib.sha1(pdf := _text_pdf(["Cover", "As of December 31, 2022, we had 148 full-time employees."])).hexdigest()
+    root = tmp_path / "val"
+    (root / "pdfs").mkdir(parents=True)
+    (root / "pdfs" / f"{sha}.pdf").write_bytes(pdf)
+    (root / "subset.csv").write_text(f"sha1,company_name,cur,major_industry\n{sha},Celldex Inc.,USD,Healthcare\n")
+    (root / "questions.json").write_text(json.dumps([{"text": f"base {i}?", "kind": "boolean"}
+                                                     for i in range(valgen_values.BASE)]))
+    qs = valgen_values.append_questions(root, _cands(root, [f"custom,{sha[:6]},Number of full-time employees,,,"]), 7)
+    item = {"text": qs[-1]["text"], "value": "148", "pages": f"{sha[:6]}:2", "evidence": "we had 148 full-time"}
+    assert valgen_values.append_labels(root, [item], "t") == 1
+    assert valgen_values.append_labels(root, [item], "t") == 0  # same label again: nothing appended
+    assert valgen_values.append_labels(root, [dict(item, evidence="148 full-time employees")], "t") == 1
+    rec = latest_labels(root / "labels.jsonl")[qs[-1]["text"]]
+    assert rec["value"] == 148.0 and rec["qid"] == f"q{valgen_values.BASE:03d}" and rec["pages"] == [{"sha1": sha, "page": 2}]
+    with pytest.raises(valgen_values.CandidateError, match="not in .*questions.json"):
+        valgen_values.append_labels(root, [dict(item, text="no such question?")], "t")
