@@ -106,9 +106,10 @@ def machine_rows() -> tuple[list[Row], bool]:
     gpus = []
     for i in range(torch.cuda.device_count()):
         p = torch.cuda.get_device_properties(i)
+        free, _total = torch.cuda.mem_get_info(i)  # another process on the GPU shows as less free memory
         gpus.append({"index": i, "name": p.name, "memory_gib": round(p.total_memory / 2**30, 1),
-                     "capability": f"{p.major}.{p.minor}"})
-    names = "; ".join(f"cuda:{g['index']} {g['name']} {g['memory_gib']} GiB" for g in gpus)
+                     "free_gib": round(free / 2**30, 1), "capability": f"{p.major}.{p.minor}"})
+    names = "; ".join(f"cuda:{g['index']} {g['name']} {g['memory_gib']} GiB ({g['free_gib']} free)" for g in gpus)
     return [Row("gpu", "ok", names, {"gpus": gpus}), Row("versions", "info", text, versions)], True
 
 
@@ -161,7 +162,7 @@ def embedder_rows(cfg, gpu: bool, n_gpu: int, n_cpu: int, cpu_seconds: float | N
         try:
             loaded[d] = _local_embedder(cfg, d)
         except Exception as e:  # noqa: BLE001 - ModelUnavailable or a CUDA error: one row
-            rows.append(Row(f"embedder {d}", "FAILED", _first_line(e)))
+            rows.append(Row(f"embedder {d}", _status(e), _first_line(e)))
     for mode in LONG_TEXT_MODES:
         vecs = {}
         for d, emb in loaded.items():
@@ -207,8 +208,7 @@ def cross_encoder_rows(cfg, gpu: bool, n_pairs: int, cpu_seconds: float | None) 
             ce = get_cross_encoder(cfg.model_copy(update={"device": d}), names[0])
             scores[d], s = _timed(ce.score, pairs, cpu_seconds if d == "cpu" else None)
         except Exception as e:  # noqa: BLE001
-            rows.append(Row(f"cross-encoder {d}", "missing" if type(e).__name__ == "ModelUnavailable" else "FAILED",
-                            _first_line(e)))
+            rows.append(Row(f"cross-encoder {d}", _status(e), _first_line(e)))
             continue
         n = len(scores[d])
         rows.append(Row(f"cross-encoder {d}", "ok", f"{names[0]}: {n} pairs in {s:.2f} s = {n / s:,.1f} pairs/s",
@@ -283,6 +283,13 @@ def vllm_rows(cfg, skip: bool) -> list[Row]:
             Row("vllm structured answer", "ok", f"{r.value.model_dump_json()} ({toks} tokens in {s:.2f} s = "
                 f"{toks / s:.1f} tokens/s)", {"completion_tokens": toks, "seconds": round(s, 3),
                                               "tokens_per_s": round(toks / s, 1)})]
+
+
+def _status(e: BaseException) -> str:
+    """Absent weights say how to get them ("missing"); anything else raised is a failure."""
+    from .base import ModelUnavailable
+
+    return "missing" if isinstance(e, ModelUnavailable) else "FAILED"
 
 
 def _first_line(e: BaseException) -> str:
