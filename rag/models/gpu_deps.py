@@ -10,7 +10,7 @@ Contract: ``main(argv) -> exit code`` resolves, with ``pip install --dry-run --i
 2. The project with the ``[dev,gpu]`` extras from PyPI (``pip install -e ".[dev,gpu]"``); llama-cpp-python
    comes from ``--find-links`` (the wheel ``make setup`` built) when it is there (its sdist would compile).
 3. The vLLM venv: ``vllm==<gpu-server pin>`` alone, as ``.venv-vllm`` gets it.
-Each check prints one line: ``ok`` with the package count and the key versions, or ``FAILED`` with pip's
+The three run side by side; each prints one line as it ends: ``ok`` with the package count and the key versions, or ``FAILED`` with pip's
 last error lines (a conflict, a withdrawn or missing version). pip runs without config files and without
 ``PIP_*`` settings except certificate and timeout (a machine's own mirrors, find-links and constraints
 must not hide what the public index says). Exit: 0 all resolved, 1 one failed, 2 PyPI unreachable.
@@ -26,12 +26,13 @@ import tempfile
 import time
 import tomllib
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 PYPI = "https://pypi.org/simple"
 # Seconds for the reachability probe of an index, and for one pip resolution.
 PROBE_TIMEOUT_S = 20
-PIP_TIMEOUT_S = 900
+PIP_TIMEOUT_S = 1800
 # Versions shown in the ok line when the resolution contains them.
 KEY_PACKAGES = ("torch", "torchvision", "transformers", "sentence-transformers", "docling", "vllm", "numpy")
 # PIP_* variables kept for the dry run (how to reach an index, not what it resolves to).
@@ -110,22 +111,26 @@ def main(argv: list[str] | None = None) -> int:
     if why:
         print(f"{a.index}: unreachable ({why}): nothing can be resolved from here")
         return 2
-    results = []
+    jobs: list[tuple[str, list[str], str, Path | None]] = []  # (label, pip args, index, cwd)
     if "torch" in only:
         tv = [f"torch=={p['torch']}", f"torchvision=={p['torchvision']}"]
         why = unreachable(a.torch_index)
         if why:
             print(f"{a.torch_index}: unreachable ({why}); torch/torchvision resolved from {a.index} instead "
-                  "(same versions; the CUDA wheels themselves are not checked)")
-            results.append(_show(resolve(f"torch + torchvision [gpu] from {a.index}", tv, a.index)))
+                  "(same versions; the CUDA wheels themselves are not checked)", flush=True)
+            jobs.append((f"torch + torchvision [gpu] from {a.index}", tv, a.index, None))
         else:
-            results.append(_show(resolve(f"torch + torchvision [gpu] from {a.torch_index}", ["--no-deps", *tv], a.torch_index)))
+            jobs.append((f"torch + torchvision [gpu] from {a.torch_index}", ["--no-deps", *tv], a.torch_index, None))
     if "project" in only:
         links = ["--find-links", a.find_links] if a.find_links and Path(a.find_links).is_dir() else []
-        results.append(_show(resolve(f"project .[dev,gpu] from {a.index}" + (" + local llama wheel" if links else ""),
-                               [*links, "-e", ".[dev,gpu]"], a.index, cwd=PROJECT_ROOT)))
+        jobs.append((f"project .[dev,gpu] from {a.index}" + (" + local llama wheel" if links else ""),
+                     [*links, "-e", ".[dev,gpu]"], a.index, PROJECT_ROOT))
     if "vllm" in only:
-        results.append(_show(resolve(f"vLLM venv vllm=={p['vllm']} from {a.index}", [f"vllm=={p['vllm']}"], a.index)))
+        jobs.append((f"vLLM venv vllm=={p['vllm']} from {a.index}", [f"vllm=={p['vllm']}"], a.index, None))
+    # Side by side: each resolution mostly waits on the index (vLLM's tree alone takes minutes).
+    with ThreadPoolExecutor(max_workers=len(jobs) or 1) as pool:
+        futures = [pool.submit(resolve, label, args, index, cwd=cwd) for label, args, index, cwd in jobs]
+        results = [_show(f.result()) for f in as_completed(futures)]
     return 0 if all(ok for ok, _ in results) else 1
 
 
