@@ -32,7 +32,7 @@ from pathlib import Path
 PYPI = "https://pypi.org/simple"
 # Seconds for the reachability probe of an index, and for one pip resolution.
 PROBE_TIMEOUT_S = 20
-PIP_TIMEOUT_S = 1800
+PIP_TIMEOUT_S = 3600
 # Versions shown in the ok line when the resolution contains them.
 KEY_PACKAGES = ("torch", "torchvision", "transformers", "sentence-transformers", "docling", "vllm", "numpy")
 # PIP_* variables kept for the dry run (how to reach an index, not what it resolves to).
