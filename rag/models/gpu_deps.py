@@ -11,9 +11,10 @@ Contract: ``main(argv) -> exit code`` resolves, with ``pip install --dry-run --i
    comes from ``--find-links`` (the wheel ``make setup`` built) when it is there (its sdist would compile).
 3. The vLLM venv: ``vllm==<gpu-server pin>`` alone, as ``.venv-vllm`` gets it.
 The three run side by side; each prints one line as it ends: ``ok`` with the package count and the key versions, or ``FAILED`` with pip's
-last error lines (a conflict, a withdrawn or missing version). pip runs without config files and without
-``PIP_*`` settings except certificate and timeout (a machine's own mirrors, find-links and constraints
-must not hide what the public index says). Exit: 0 all resolved, 1 one failed, 2 PyPI unreachable.
+last error lines (a conflict, a withdrawn or missing version). "PyPI" above means the index pip is
+configured for (``--index URL`` names another; then pip runs without config files and ``PIP_*`` settings
+except certificate and timeout, so a machine's own mirrors and constraints cannot hide what that index
+says). Exit: 0 all resolved, 1 one failed, 2 the index unreachable.
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-PYPI = "https://pypi.org/simple"
+# "" = the index pip is configured for on this machine (a laptop: the public index; no host is named here).
+DEFAULT_INDEX = ""
 # Seconds for the reachability probe of an index, and for one pip resolution.
 PROBE_TIMEOUT_S = 20
 PIP_TIMEOUT_S = 3600
@@ -51,7 +53,15 @@ def pins(pyproject: Path) -> dict[str, str]:
 
 
 def unreachable(index: str) -> str:
-    """"" when ``index``/torch/ answers, else why not (one line)."""
+    """"" when ``index``/torch/ answers (``index`` "": pip's configured index), else why not (one line)."""
+    if not index:
+        try:
+            r = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "torch"], capture_output=True,
+                               text=True, timeout=PROBE_TIMEOUT_S * 3)
+        except subprocess.TimeoutExpired:
+            return f"pip index versions torch took over {PROBE_TIMEOUT_S * 3}s"
+        lines = [ln for ln in (r.stderr or r.stdout).splitlines() if ln.strip()]
+        return "" if r.returncode == 0 else (lines[-1][:160] if lines else f"pip exit {r.returncode}")
     url = index.rstrip("/") + "/torch/"
     try:
         with urllib.request.urlopen(url, timeout=PROBE_TIMEOUT_S) as r:
@@ -61,10 +71,18 @@ def unreachable(index: str) -> str:
         return f"{type(e).__name__}: {str(getattr(e, 'reason', e))[:160]}"
 
 
-def pip_env() -> dict[str, str]:
+def pip_env(index: str) -> dict[str, str]:
+    """pip's own configuration for the default index; with an explicit index none (no pip.conf: no local
+    mirrors, find-links or constraints that would hide what that index says)."""
+    if not index:
+        return dict(os.environ)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_") or k in _KEEP}
-    env["PIP_CONFIG_FILE"] = os.devnull  # no pip.conf: no local mirrors, find-links or constraints
+    env["PIP_CONFIG_FILE"] = os.devnull
     return env
+
+
+def index_name(index: str) -> str:
+    return index or "pip's configured index"
 
 
 def resolve(label: str, args: list[str], index: str, extra_index: str | None = None,
@@ -73,11 +91,11 @@ def resolve(label: str, args: list[str], index: str, extra_index: str | None = N
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
-               "--disable-pip-version-check", "--report", str(report), "--index-url", index,
+               "--disable-pip-version-check", "--report", str(report), *(["--index-url", index] if index else []),
                *(["--extra-index-url", extra_index] if extra_index else []), *args]
         t0 = time.time()
         try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, env=pip_env(), cwd=cwd)
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, env=pip_env(index), cwd=cwd)
         except subprocess.TimeoutExpired:
             return False, f"{label}: FAILED: pip took over {PIP_TIMEOUT_S}s"
         s = time.time() - t0
@@ -101,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m rag.models.gpu_deps", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--torch-index", default="https://download.pytorch.org/whl/cu128")
-    ap.add_argument("--index", default=PYPI, help="the public index (default PyPI)")
+    ap.add_argument("--index", default=DEFAULT_INDEX, help="an index URL (default: the one pip is configured for)")
     ap.add_argument("--find-links", default=None, help="folder with the llama-cpp-python wheel make setup built")
     ap.add_argument("--only", choices=("torch", "project", "vllm"), action="append", default=None)
     a = ap.parse_args(argv)
@@ -109,24 +127,24 @@ def main(argv: list[str] | None = None) -> int:
     p = pins(PROJECT_ROOT / "pyproject.toml")
     why = unreachable(a.index)
     if why:
-        print(f"{a.index}: unreachable ({why}): nothing can be resolved from here")
+        print(f"{index_name(a.index)}: unreachable ({why}): nothing can be resolved from here")
         return 2
     jobs: list[tuple[str, list[str], str, Path | None]] = []  # (label, pip args, index, cwd)
     if "torch" in only:
         tv = [f"torch=={p['torch']}", f"torchvision=={p['torchvision']}"]
         why = unreachable(a.torch_index)
         if why:
-            print(f"{a.torch_index}: unreachable ({why}); torch/torchvision resolved from {a.index} instead "
+            print(f"{a.torch_index}: unreachable ({why}); torch/torchvision resolved from {index_name(a.index)} instead "
                   "(same versions; the CUDA wheels themselves are not checked)", flush=True)
-            jobs.append((f"torch + torchvision [gpu] from {a.index}", tv, a.index, None))
+            jobs.append((f"torch + torchvision [gpu] from {index_name(a.index)}", tv, a.index, None))
         else:
             jobs.append((f"torch + torchvision [gpu] from {a.torch_index}", ["--no-deps", *tv], a.torch_index, None))
     if "project" in only:
         links = ["--find-links", a.find_links] if a.find_links and Path(a.find_links).is_dir() else []
-        jobs.append((f"project .[dev,gpu] from {a.index}" + (" + local llama wheel" if links else ""),
+        jobs.append((f"project .[dev,gpu] from {index_name(a.index)}" + (" + local llama wheel" if links else ""),
                      [*links, "-e", ".[dev,gpu]"], a.index, PROJECT_ROOT))
     if "vllm" in only:
-        jobs.append((f"vLLM venv vllm=={p['vllm']} from {a.index}", [f"vllm=={p['vllm']}"], a.index, None))
+        jobs.append((f"vLLM venv vllm=={p['vllm']} from {index_name(a.index)}", [f"vllm=={p['vllm']}"], a.index, None))
     # Side by side: each resolution mostly waits on the index (vLLM's tree alone takes minutes).
     with ThreadPoolExecutor(max_workers=len(jobs) or 1) as pool:
         futures = [pool.submit(resolve, label, args, index, cwd=cwd) for label, args, index, cwd in jobs]
