@@ -93,3 +93,28 @@ def test_auto_asks_the_model_when_candidates_are_close_and_threshold_gives_na(ma
     res = answer_pages(FakeLLM(lambda m, s: {}), cfg, "number", custom("Number of patents"), [pg(text)], "USD", COUNT, "Acme Corp")
     info = res["interpretation"]
     assert res["value"] == "N/A" and info["no_candidate"] and any("figure_min_score" in d["reason"] for d in info["dropped"])
+
+
+def test_tradeoff_curve_from_the_candidates_of_a_run(tmp_path):
+    import json
+
+    import pandas as pd
+
+    from rag.answer.tradeoff import tradeoff
+    from rag.evaluate.plots import tradeoff_png
+
+    run = tmp_path / "run"
+    (run / "06_answer" / "debug").mkdir(parents=True)
+    (run / "07_evaluate").mkdir()
+    recs = {"q1": ([0.9, 339_300_000], [0.5, 1]), "q2": ([0.6, 42],), "q3": ()}  # (score, value) best first
+    gold = {"q1": ["339300000.0"], "q2": ["N/A"], "q3": ["7.0"]}
+    for qid, cs in recs.items():
+        d = {"qid": qid, "kind": "number", "interpretation": {"candidates": [{"score": s, "value": v} for s, v in cs]}}
+        (run / "06_answer" / "debug" / f"{qid}.json").write_text(json.dumps(d))
+    pd.DataFrame([{"qid": q, "kind": "number", "gold": repr(g)} for q, g in gold.items()]).to_csv(
+        run / "07_evaluate" / "per_question.csv", index=False)
+    t = tradeoff([run], [None, 0.7, 0.95]).set_index("threshold")
+    assert t.loc["none", ["found", "answered_na", "na_right", "wrong_value"]].tolist() == [1, 1, 0, 1]
+    assert t.loc[0.7, ["found", "answered_na", "na_right", "na_precision"]].tolist() == [1, 2, 1, 0.5]
+    assert t.loc[0.95, ["found", "answered_na", "na_recall"]].tolist() == [0, 3, 1.0]
+    assert tradeoff_png(t.reset_index()).startswith(b"\x89PNG")

@@ -73,9 +73,13 @@ def pick_version(prompts_dir: Path) -> str:
 
 
 def format_candidates(cands: list[Candidate]) -> str:
-    """One line per candidate: number, row label, period, unit, printed value (and its table)."""
+    """One line per candidate: number, row label (a sentence's words in quotes), period, unit, printed value
+    (and its table, or "[sentence]")."""
     out = []
     for i, c in enumerate(cands, 1):
+        if c.source == "prose":  # the words around the figure stand for the row label
+            out.append(f'{i}. "{c.label}" | {c.period or "period not stated"} | {c.unit} | {c.printed} [sentence]')
+            continue
         where = f" [table: {c.title}]" if c.title else ""
         out.append(f"{i}. {c.label} | {c.period or 'period not stated'} | {c.unit or 'unit not stated'} | "
                    f"{c.printed}{where}")
