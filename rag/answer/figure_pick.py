@@ -124,7 +124,7 @@ def gather_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], repor
 
         ptop = pages[: a.prose_pages] if a.prose_pages else top
         searched += [p for p in ptop if p not in searched]
-        pc, dropped = prose_candidates(cfg, question, ptop, report_currency, company)
+        pc, dropped = prose_candidates(cfg, question, ptop, report_currency, company, context_pages=pages)
         cands = dedupe(cands + pc)[: a.figure_max_candidates]
     if a.figure_min_score is not None:
         low = [c for c in cands if c.score < a.figure_min_score]

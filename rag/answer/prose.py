@@ -9,7 +9,8 @@ Contracts:
   :class:`rag.answer.figures.Candidate` records (``source="prose"``, ``label`` = the words around the
   figure), best first, one per distinct value, at most ``answer.prose_max_candidates``; ``dropped`` lists
   every number printed near the metric's words that was not kept, with why (``{"printed", "page",
-  "words", "reason"}``), at most :data:`DROPPED_MAX`.
+  "words", "reason"}``), at most :data:`DROPPED_MAX`. A bare "$" is the report's dollar
+  (:func:`report_dollar`: the one the pages say it is presented in, else the tables' unit lines').
 - A number is a candidate when the words around it (``answer.prose_window_words`` before / after, within
   its sentence) name the metric: at least ``answer.prose_min_share`` of the question's metric stems
   (:mod:`rag.answer.figure_check`, synonyms included), or a multi-word term of the question's search
@@ -30,6 +31,7 @@ Contracts:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +41,7 @@ from ..core.config import RunConfig
 from ..core.questions import search_text
 from .context import CtxPage
 from ..clean import units
-from .figures import RANK_PENALTY, Candidate, dedupe, parse_tables, report_year
+from .figures import RANK_PENALTY, Candidate, dedupe, parse_tables, report_year, stated_dollar
 
 # ---- scoring constants (what a prose candidate is; the knobs of a run are in AnswerConfig) -------------
 PROSE_PENALTY = 0.1  # a sentence names its figure less reliably than a table row its cell
@@ -210,6 +212,20 @@ def _page_year(pages: list[CtxPage]) -> int | None:
     return max(seen) if seen else None
 
 
+_UNIT_DOLLAR = re.compile(r"(?m)^Table:.*?\bvalues in (?:\w+ of )?([A-Z]{3})\b")
+
+
+def report_dollar(pages: list[CtxPage], report_currency: str | None) -> str:
+    """The dollar a bare "$" means in this report: the one the pages say the report is presented in
+    ("presented in Australian dollars"), else the most common dollar of the clean stage's table unit lines
+    (it resolved "$" per report), else the dataset's report currency (USD when it is no dollar)."""
+    stated = stated_dollar([p.text for p in pages])
+    if stated:
+        return stated
+    seen = Counter(c for p in pages for c in _UNIT_DOLLAR.findall(p.text or "") if c in nums.DOLLAR_CODES)
+    return seen.most_common(1)[0][0] if seen else nums.resolve_dollar("$", report_currency) or "USD"
+
+
 def _is_year_or_date(sentence: str, h: _Hit) -> str | None:
     raw = sentence[h.start:h.end]
     if not h.currency and not h.percent and h.factor == 1 and _YEAR.fullmatch(raw.strip()):
@@ -217,14 +233,18 @@ def _is_year_or_date(sentence: str, h: _Hit) -> str | None:
     before = sentence[max(0, h.start - 12):h.start].rstrip()
     if _MONTH.search(before) or _MONTH_AFTER.match(sentence[h.end:]):
         return "a date"
-    if _NOTE_REF.search(sentence[max(0, h.start - 10):h.start]):
-        return "a reference (note, page, phase...)"
+    if _NOTE_REF.search(sentence[max(0, h.start - 10):h.start]) or re.match(r"\s?\(k\)", sentence[h.end:]):
+        return "a reference (note, page, phase, 401(k)...)"
+    if not sentence[h.end:].strip() and re.search(r"[.!?:]\s*$", sentence[:h.first]):
+        return "a page number (alone after the last sentence)"
     return None
 
 
 def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
-                     company: str = "") -> tuple[list[Candidate], list[dict[str, Any]]]:
-    """Candidate figures of the question's metric printed in the sentences of ``pages`` (module docstring)."""
+                     company: str = "", context_pages: list[CtxPage] | None = None
+                     ) -> tuple[list[Candidate], list[dict[str, Any]]]:
+    """Candidate figures of the question's metric printed in the sentences of ``pages`` (module docstring);
+    ``context_pages`` (default ``pages``) say which dollar a bare "$" is (:func:`report_dollar`)."""
     a = cfg.answer
     terms = metric.metric_terms(question, company)
     phrases = _lexicon_phrases(cfg, question, company)
@@ -234,7 +254,7 @@ def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     asked = nums.question_currency(question)
     per_share = nums.asks_per_share(question)
     changes = bool(_ASKS_CHANGE.search(search_text(question, company)))
-    dollar = nums.resolve_dollar("$", report_currency) or "USD"
+    dollar = report_dollar(context_pages or pages, report_currency)
     year = _page_year(pages)
     before, after = a.prose_window_words
     found: list[Candidate] = []
