@@ -54,7 +54,7 @@ _SENTENCE = re.compile(r"(?<=[.;!?])\s+(?=[A-Z(\"'“])")
 # A figure with its currency before and its scale / unit after: "US$406.1 million", "1,300 employees".
 _FIGURE = re.compile(
     r"(?P<cur>US\$|A\$|AU\$|C\$|NZ\$|HK\$|S\$|R\$|[$€£¥₹]|\b(?:USD|EUR|GBP|AUD|CAD|CHF|JPY|NZD|HKD|SGD|SEK|NOK|DKK)\s?)?"
-    r"(?P<num>(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|(?<![\w.,])\d+(?:\.\d+)?(?![\d,]))"
+    r"(?P<num>(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d|,\d)|(?<![\w.,])\d+(?:\.\d+)?(?!\d|,\d))"
     r"(?P<pct>\s?%|\s?per\s?cent\b|\s?percent\b)?"
     r"(?:\s?(?P<scale>thousand|million|billion|bn|mn|mln|m|k)\b)?"
     r"(?:\s?(?P<cur2>USD|EUR|GBP|AUD|CAD|dollars|euros?|pounds))?")
@@ -77,11 +77,16 @@ _NOTE_REF = re.compile(r"(?i)\b(?:note|notes|page|pages|section|item|part|phase|
                        r"chapter|article|rule|form|no\.)\s*$")
 _MONEY_WORDS = re.compile(r"(?i)\b(?:revenue|sales|turnover|income|profit|loss|cash|expenditure|capex|debt|"
                           r"assets|equity|deposits|spend|spent|spending|cost|costs|expenses?|investment|"
-                          r"dividend|aum|under management|backlog|value|amount)\b")
+                          r"dividend|aum|under management|backlog)\b")  # not "value": every ERC custom metric asks "the value of"
 _COUNT_WORDS = re.compile(r"(?i)\bnumber of\b|\bhow many\b|\b(?:employees|headcount|staff|workforce|patents?|"
                           r"stores?|branches|customers|subscribers|members|users|therapies|sites|locations|"
                           r"people|vessels|beds|clinics|openings|dealerships|mw|megawatts|capacity)\b")
 _WORD = re.compile(r"\S+")
+# A measure printed right after the figure: a count question takes it only when the question names it.
+_MEASURE = re.compile(r"(?i)^\s*(square|sq\.?|feet|ft|acres?|hectares?|km|kilometres?|kilometers?|miles?|tonnes?|tons?|"
+                      r"mw|gw|mwh|gwh|kw|kwh|barrels?|boe|litres?|liters?|gallons?|hours?|days?|weeks?|months?|years?|"
+                      r"times|x)\b")
+PARTS_MIN = 3  # figures in one sentence followed by the same noun ("3 stores in Delaware, 49 stores in ...")
 
 
 @dataclass
@@ -123,6 +128,23 @@ def _kinds(question: str, company: str) -> tuple[bool, bool, bool]:
     return pct, count, money
 
 
+_METRIC_START = re.compile(r"(?i)\b(?:value of|(?:is|was|were) the)\s+(\S+)")
+_QUESTION_WORDS = frozenset("what for according which how did does is was were the".split())
+
+
+def named_terms(question: str, company: str = "") -> set[str]:
+    """Stems of the metric's named things: its capitalized words other than its first ("CDX-585 program",
+    "LinkedIn members"). When there are any, a sentence must name one: a programme's spend is not the
+    company's total R&D, a product's users are not all users."""
+    q = re.sub(r"\([^)]*\)", " ", search_text(question, company))
+    first = _METRIC_START.search(q)
+    skip = {first.start(1)} if first else set()
+    words = [m for m in re.finditer(r"\S+", q) if m.start() not in skip and m.start() > 0]
+    named = " ".join(m.group(0) for m in words if any(c.isupper() for c in m.group(0))
+                     and m.group(0).strip("?,.").lower() not in _QUESTION_WORDS)
+    return metric._stems(named) - (metric._stems(company) if company else set())
+
+
 def _lexicon_phrases(cfg: RunConfig, question: str, company: str) -> list[str]:
     """Multi-word terms of the search-lexicon topics the question matches (single words are the metric's
     own stems or synonyms, counted by figure_check; a lone "employees" would name every staff count)."""
@@ -152,6 +174,11 @@ def _figures(sentence: str, dollar: str) -> list[_Hit]:
         out.append(_Hit(m.group(0).strip(), p.value, bool(m.group("pct")), factor,
                         nums.resolve_dollar(code, dollar) if code else None, m.start("num"), m.end(), m.start()))
     return out
+
+
+def _next_word(sentence: str, h: _Hit) -> str:
+    m = re.match(r"\s*([^\W\d_]+)", sentence[h.end:])
+    return m.group(1).lower() if m else ""
 
 
 def _window(sentence: str, a: int, b: int, before: int, after: int) -> tuple[list[str], list[str]]:
@@ -202,13 +229,21 @@ def _year_of(sentence: str, a: int, b: int) -> int | None:
     return int(right.group(1)) if right else None
 
 
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+_PERIOD_END = re.compile(
+    r"(?i)(?:\b(?:as (?:of|at)|years? ended|period ended|fiscal(?: year)?|FY|ended|ending|end of)\s+"
+    rf"(?:(?:{_MONTHS})\s+\d{{1,2}},?\s+|\d{{1,2}}\s+(?:{_MONTHS}),?\s+)?|\b\d{{1,2}}\s+(?:{_MONTHS})\s+|"
+    rf"\b(?:{_MONTHS})\s+\d{{1,2}},\s+)((?:19|20)\d\d)\b")
+
+
 def _page_year(pages: list[CtxPage]) -> int | None:
-    """The report's period end year: the tables' (rag.answer.md_tables.report_year), else the latest year
-    printed in the pages' sentences that is not in the future of the others (most common of the top two)."""
+    """The report's period end year: the tables' (rag.answer.md_tables.report_year), else the latest year the
+    pages' sentences name as a period end ("As of December 31, 2022", "year ended 30 June 2022"); None
+    when neither (then only a later year in the figure's own sentence dates it as older)."""
     y = report_year([t for p in pages for t in parse_tables(p.text)])
     if y:
         return y
-    seen = [int(m.group(1)) for p in pages for s in _sentences(p.text) for m in _YEAR.finditer(s)]
+    seen = [int(m.group(1)) for p in pages for s in _sentences(p.text) for m in _PERIOD_END.finditer(s)]
     return max(seen) if seen else None
 
 
@@ -235,8 +270,12 @@ def _is_year_or_date(sentence: str, h: _Hit) -> str | None:
         return "a date"
     if _NOTE_REF.search(sentence[max(0, h.start - 10):h.start]) or re.match(r"\s?\(k\)", sentence[h.end:]):
         return "a reference (note, page, phase, 401(k)...)"
-    if not sentence[h.end:].strip() and re.search(r"[.!?:]\s*$", sentence[:h.first]):
+    if not sentence[h.end:].strip(" .") and re.search(r"[.!?:]\s*$", sentence[:h.first]):
         return "a page number (alone after the last sentence)"
+    if re.match(r"\s+\(?-?[\d,.]+\)?(?:\s|$)", sentence[h.end:]) or re.search(r"(?:^|\s)\(?-?[\d,.]*\d\)?\s+$", sentence[:h.first]):
+        return "in a run of numbers (a table printed as text)"
+    if h.value < 100 and re.search(r"\(\s*$", sentence[:h.first]) and re.match(r"\s*\)", sentence[h.end:]):
+        return "a footnote marker"
     return None
 
 
@@ -248,6 +287,7 @@ def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     a = cfg.answer
     terms = metric.metric_terms(question, company)
     phrases = _lexicon_phrases(cfg, question, company)
+    named = named_terms(question, company)
     if not terms and not phrases:
         return [], []
     pct, count, money = _kinds(question, company)
@@ -266,11 +306,18 @@ def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
 
     for p in pages:
         for s in _sentences(p.text):
-            for h in _figures(s, dollar):
+            hits = _figures(s, dollar)
+            nouns = Counter(_next_word(s, h) for h in hits)
+            for h in hits:
                 left, right = _window(s, h.first, h.end, before, after)
                 fit = _metric_fit(left, right, terms, phrases, a.prose_min_share)
                 if fit is None:
                     continue  # not near the metric's words: not listed (every number of the page would be)
+                if named and not named & {t for w in [*left, *right] for t in metric._stems(w)
+                                          if any(t.startswith(n) or n.startswith(t) for n in named)}:
+                    fit = None
+                if fit is None:
+                    continue
                 words = " ".join([*left, h.printed, *right])
                 why = _is_year_or_date(s, h)
                 if why is None and _EARLIER.search(s[max(0, h.first - 30):h.first]):
@@ -279,6 +326,10 @@ def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                     why = "a change ('reduced by', 'grew by'), the level is asked"
                 if why is None and _CHANGE.match(s[h.end:]):
                     why = "a change, not a level"
+                if why is None and nouns[_next_word(s, h)] >= PARTS_MIN and _next_word(s, h):
+                    why = f"one of {nouns[_next_word(s, h)]} figures of '{_next_word(s, h)}' in one sentence (a breakdown)"
+                if why is None and (m := _MEASURE.match(s[h.end:])) and m.group(1).lower() not in question.lower():
+                    why = f"measured in '{m.group(1)}', not asked"
                 if why is None and pct != h.percent:
                     why = "a percentage, not asked" if h.percent else "not a percentage, one is asked"
                 if why is None and count and (h.currency or h.factor > 1 and not right):
@@ -292,6 +343,8 @@ def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                 fy = _year_of(s, h.first, h.end)
                 if why is None and year and fy and fy != year:
                     why = f"dated {fy}, the report's year is {year}"
+                if why is None and not year and fy and (later := max(map(int, _YEAR.findall(s)))) > fy:
+                    why = f"dated {fy}, its sentence names {later}"
                 if why is not None:
                     drop(h, p, words, why)
                     continue
