@@ -71,8 +71,8 @@ _CHANGE = re.compile(r"(?i)^\s*(?:%|per\s?cent|percent)?\s*(?:increase|decrease|
 # about the change itself (people let go, openings, new stores).
 _BY_CHANGE = re.compile(r"(?i)\b(?:by|reduced|reduction of|cut|eliminated|added|increased|decreased|grew|fell|rose)"
                         r"(?:\s+(?:approximately|about|around|some|over|nearly|almost))?\s*(?:US\$|[$€£¥])?\s*$")
-_ASKS_CHANGE = re.compile(r"(?i)\b(?:laid off|let go|layoffs?|redundanc|reduc|cut|eliminat|new|openings?|opened|"
-                          r"closed|closures?|added|additions?|increase|decrease|growth|change)\w*")
+_ASKS_CHANGE = re.compile(r"(?i)\b(?:laid off|let go|layoffs?|redundanc|reduc|cut|eliminat|terminat|severance|"
+                          r"new|openings?|opened|closed|closures?|added|additions?|increase|decrease|growth|change)\w*")
 _NOTE_REF = re.compile(r"(?i)\b(?:note|notes|page|pages|section|item|part|phase|tier|level|schedule|figure|"
                        r"chapter|article|rule|form|no\.)\s*$")
 _MONEY_WORDS = re.compile(r"(?i)\b(?:revenue|sales|turnover|income|profit|loss|cash|expenditure|capex|debt|"
@@ -322,6 +322,8 @@ def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                 why = _is_year_or_date(s, h)
                 if why is None and _EARLIER.search(s[max(0, h.first - 30):h.first]):
                     why = "an earlier period's or another basis's figure (from / compared with / prior year)"
+                if why is None and changes and not _ASKS_CHANGE.search(words):
+                    why = "the question asks about a change, no change word next to the figure"
                 if why is None and not changes and _BY_CHANGE.search(s[max(0, h.start - 40):h.start]):
                     why = "a change ('reduced by', 'grew by'), the level is asked"
                 if why is None and _CHANGE.match(s[h.end:]):
