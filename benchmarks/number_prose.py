@@ -1,4 +1,4 @@
-"""Number questions answered by stage 06's candidate picker on BM25-retrieved pages, config variants side by
+"""Number (and comparative) questions answered by stage 06's candidate picker on BM25-retrieved pages, config variants side by
 side, by group (values found of value-gold, N/A precision / recall), with paired flips and the N/A threshold
 curve. No stage 04 needed: on a loaded 2-core machine embedding one report took 10 min (1.3 chunks/s), so
 this reads 02's clean pages of a run and ranks them per question with BM25 over whole pages (stage 05's
@@ -28,7 +28,9 @@ from rag.core.config import load_config  # noqa: E402
 from rag.core.dataset import load_dataset  # noqa: E402
 from rag.evaluate.scoring import score_number  # noqa: E402
 from rag.index import bm25_tokens  # noqa: E402
+from rag.answer.comparative import comparison_direction  # noqa: E402
 from rag.retrieve.query import build_search  # noqa: E402
+from rag.retrieve.route import split_comparative  # noqa: E402
 
 THRESHOLDS = (None, 0.3, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 
@@ -67,36 +69,62 @@ def main() -> int:
     for d in a.data:
         ds = load_dataset(d)
         for q in ds.questions:
-            if q.kind != "number" or q.text not in ds.gold:
+            if q.kind not in ("number", "comparative") or q.text not in ds.gold:
                 continue
-            rep = next((r for r in ds.reports if r.company and r.company in q.text), None)
-            if rep is None or not (a.run / "02_clean" / f"{rep.sha1}.json").exists():
+            by_sha = {r.sha1: r for r in ds.reports}
+            if q.kind == "comparative":  # one number sub-question per company (rag.retrieve.route), code pick
+                subs = split_comparative(q.text, q.kind, ds.reports)
+            else:
+                rep = next((r for r in ds.reports if r.company and r.company in q.text), None)
+                subs = {rep.sha1: q.text} if rep else {}
+            if not subs or not all((a.run / "02_clean" / f"{sha}.json").exists() for sha in subs):
                 continue
-            if rep.sha1 not in cache:
-                pages = pages_of(a.run, rep.sha1)
-                retr = bm25s.BM25()
-                retr.index([bm25_tokens(t) for _, t in pages], show_progress=False)
-                cache[rep.sha1] = (pages, retr)
-            pages, retr = cache[rep.sha1]
-            query = bm25_tokens(build_search(cfg0, q.text, rep.company)["bm25_query"])
-            docs, scores = retr.retrieve([query], k=min(a.top, len(pages)), show_progress=False)
-            top = [CtxPage(rep.sha1, pages[i][0], pages[i][1], r, float(s))
-                   for r, (i, s) in enumerate(zip(docs[0], scores[0]))]
             gold = list(ds.gold[q.text].answers)
-            gold_pages = {p.page for pool in ds.gold[q.text].pools for p in pool if p.sha1 == rep.sha1}
-            row = {"q": q.text, "gold": gold, "gold_na": [g.upper() for g in gold] == ["N/A"],
-                   "gold_rank": next((p.rank + 1 for p in top if p.page in gold_pages), None)}
+            row = {"q": q.text, "kind": q.kind, "gold": gold, "gold_na": [g.upper() for g in gold] == ["N/A"],
+                   "gold_rank": None}
+            tops = {}
+            for sha, sub_q in subs.items():
+                rep = by_sha[sha]
+                if sha not in cache:
+                    pages = pages_of(a.run, sha)
+                    retr = bm25s.BM25()
+                    retr.index([bm25_tokens(t) for _, t in pages], show_progress=False)
+                    cache[sha] = (pages, retr)
+                pages, retr = cache[sha]
+                query = bm25_tokens(build_search(cfg0, sub_q, rep.company)["bm25_query"])
+                docs, scores = retr.retrieve([query], k=min(a.top, len(pages)), show_progress=False)
+                tops[sha] = [CtxPage(sha, pages[i][0], pages[i][1], r, float(s))
+                             for r, (i, s) in enumerate(zip(docs[0], scores[0]))]
+                gold_pages = {p.page for pool in ds.gold[q.text].pools for p in pool if p.sha1 == sha}
+                if q.kind == "number":
+                    row["gold_rank"] = next((p.rank + 1 for p in tops[sha] if p.page in gold_pages), None)
             for name, cfg in variants:
-                res = answer_pages(None, cfg, "number", q.text, top, rep.currency, lambda t: len(t) // 4,
-                                   rep.company)
-                info = res["interpretation"]
-                row[name] = res["value"]
-                row[name + ":cands"] = [(c["score"], c["value"], c.get("source", "table")) for c in info.get("candidates", [])]
+                got = {}
+                for sha, sub_q in subs.items():
+                    rep = by_sha[sha]
+                    res = answer_pages(None, cfg, "number", sub_q, tops[sha], rep.currency, lambda t: len(t) // 4,
+                                       rep.company)
+                    got[rep.company] = res["value"]
+                    info = res["interpretation"]
+                    row[name + ":cands"] = [(c["score"], c["value"], c.get("source", "table"))
+                                            for c in info.get("candidates", [])]
+                if q.kind == "number":
+                    row[name] = next(iter(got.values()))
+                else:
+                    have = {c: v for c, v in got.items() if isinstance(v, (int, float))}
+                    way = comparison_direction(q.text)
+                    row[name] = (max if way == "max" else min)(have, key=have.get) if have and way else "N/A"
             rows.append(row)
 
     def right(v, gold):
-        return v != "N/A" and max(score_number(v, g) for g in gold) == 1.0
+        if v == "N/A":
+            return False
+        if isinstance(v, str):  # a comparative's company
+            return any(v.strip().lower() == g.strip().lower() for g in gold)
+        return max(score_number(v, g) for g in gold) == 1.0
 
+    comps = [r for r in rows if r["kind"] == "comparative"]
+    rows = [r for r in rows if r["kind"] == "number"]
     vg = [r for r in rows if not r["gold_na"]]
     ng = [r for r in rows if r["gold_na"]]
     print(f"questions {len(rows)} (value-gold {len(vg)}, N/A-gold {len(ng)}); gold page in the top "
@@ -113,14 +141,21 @@ def main() -> int:
         prec = nna / (nna + vna) if nna + vna else float("nan")
         print(f"| {name} | {found} / {len(vg)} | {vna} | {len(vg) - found - vna} | {nna} / {len(ng)} | "
               f"{len(ng) - nna} | {prec:.3f} |")
+    if comps:
+        print(f"\ncomparatives ({len(comps)}, value-gold {sum(not r['gold_na'] for r in comps)}): right per variant: "
+              + ", ".join(f"{name} {sum(right(r[name], r['gold']) or (r['gold_na'] and r[name] == 'N/A') for r in comps)}"
+                          for name, _ in variants))
+        rows_all = rows + comps
+    else:
+        rows_all = rows
     for name, _ in variants[1:]:
         print(f"\npaired {base} -> {name}:")
-        for r in rows:
+        for r in rows_all:
             ok_a = right(r[base], r["gold"]) or (r["gold_na"] and r[base] == "N/A")
             ok_b = right(r[name], r["gold"]) or (r["gold_na"] and r[name] == "N/A")
             if ok_a != ok_b or (a.show and r[base] != r[name]):
                 tag = "GAINED" if ok_b and not ok_a else "LOST  " if ok_a and not ok_b else "other "
-                print(f"  {tag} gold={r['gold'][0]} {base}={r[base]} {name}={r[name]} rank={r['gold_rank']} | {r['q'][:110]}")
+                print(f"  {tag} {r['kind']} gold={r['gold'][0]} {base}={r[base]} {name}={r[name]} rank={r['gold_rank']} | {r['q'][:100]}")
     if a.curve:
         print(f"\nthreshold curve of {a.curve} (code pick: best candidate scoring >= t, else N/A)")
         print("| threshold | values found | value-gold N/A | N/A-gold N/A | N/A answers | N/A precision | wrong values |")
