@@ -2,6 +2,8 @@
 one picker over table and prose candidates (rag.answer.figure_pick)."""
 from __future__ import annotations
 
+import pandas as pd
+
 from rag.answer import figure_pick as P
 from rag.answer import numbers as nums
 from rag.answer import prose
@@ -98,8 +100,6 @@ def test_auto_asks_the_model_when_candidates_are_close_and_threshold_gives_na(ma
 def test_tradeoff_curve_from_the_candidates_of_a_run(tmp_path):
     import json
 
-    import pandas as pd
-
     from rag.answer.tradeoff import tradeoff
     from rag.evaluate.plots import tradeoff_png
 
@@ -118,3 +118,29 @@ def test_tradeoff_curve_from_the_candidates_of_a_run(tmp_path):
     assert t.loc[0.7, ["found", "answered_na", "na_right", "na_precision"]].tolist() == [1, 2, 1, 0.5]
     assert t.loc[0.95, ["found", "answered_na", "na_recall"]].tolist() == [0, 3, 1.0]
     assert tradeoff_png(t.reset_index()).startswith(b"\x89PNG")
+
+
+def test_stage_07_draws_the_threshold_curve_of_a_run(make_cfg, tmp_path):
+    import json
+
+    from rag.core.dataset import Dataset, Gold, Question
+    from rag.evaluate import run_evaluate
+
+    cfg = make_cfg(overrides={"answer.table_candidates": True}, run="r")
+    qs = (Question(qid="q000", text="num?", kind="number"), Question(qid="q001", text="na?", kind="number"))
+    gold = {"num?": Gold(kind="number", answers=("250",), pools=()), "na?": Gold(kind="number", answers=("N/A",), pools=())}
+    ds = Dataset(root=tmp_path, name="tiny", reports=(), questions=qs, gold=gold)
+    debug = cfg.run_dir / "06_answer" / "debug"
+    debug.mkdir(parents=True)
+    for qid, cands in (("q000", [(0.9, 250)]), ("q001", [(0.6, 7)])):
+        (debug / f"{qid}.json").write_text(json.dumps({"qid": qid, "kind": "number", "interpretation": {
+            "candidates": [{"score": s, "value": v} for s, v in cands]}}))
+    (cfg.run_dir / "06_answer" / "submission.json").write_text(json.dumps({
+        "team_email": "t@x", "submission_name": "t", "answers": [
+            {"question_text": "num?", "kind": "number", "value": 250, "references": []},
+            {"question_text": "na?", "kind": "number", "value": 7, "references": []}]}))
+    run_evaluate(cfg, ds, progress=False, gold_source="answers")
+    out = cfg.run_dir / "07_evaluate"
+    curve = pd.read_csv(out / "na_tradeoff.csv").set_index("threshold")
+    assert curve.loc["none", "found"] == 1 and curve.loc["0.8", "na_right"] == 1 and curve.loc["0.8", "found"] == 1
+    assert (out / "na_tradeoff.png").read_bytes()[:4] == b"\x89PNG"

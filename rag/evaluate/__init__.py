@@ -158,7 +158,7 @@ def run_evaluate(cfg: RunConfig, ds: Dataset, progress: bool = True, gold_source
             stage.write_bytes("retrieval_hit_at_k.png", plots.retrieval_hit_png(retrieval))
         if len(costs):
             stage.write_bytes("stage_costs.png", plots.stage_costs_png(costs))
-        if cfg.answer.table_candidates and (per_q.kind == "number").any():  # the picker's N/A threshold
+        if cfg.answer.table_candidates and "kind" in per_q and (per_q.kind == "number").any():  # N/A threshold
             from ..answer.tradeoff import tradeoff
 
             curve = tradeoff([run_dir_of(cfg)])
