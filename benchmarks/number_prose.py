@@ -55,6 +55,7 @@ def main() -> int:
     ap.add_argument("--variant", action="append", required=True, metavar="NAME:KEY=VAL,...")
     ap.add_argument("--curve", default=None)
     ap.add_argument("--show", action="store_true", help="print every question's answers")
+    ap.add_argument("--llm", action="store_true", help="a real model for variants that ask it (figure_pick=model|auto)")
     a = ap.parse_args()
     import bm25s
 
@@ -64,6 +65,13 @@ def main() -> int:
         kv = dict(x.split("=", 1) for x in over.split(",") if x)
         variants.append((name, load_config("offline", overrides={k: _value(v) for k, v in kv.items()})))
     cfg0 = variants[0][1]
+    calls = {name: 0 for name, _ in variants}
+    if a.llm:
+        from rag.models import get_llm
+
+        llms = {name: get_llm(cfg) for name, cfg in variants}
+    else:
+        llms = {name: None for name, _ in variants}
     rows = []
     cache: dict[str, tuple] = {}
     for d in a.data:
@@ -102,8 +110,9 @@ def main() -> int:
                 got = {}
                 for sha, sub_q in subs.items():
                     rep = by_sha[sha]
-                    res = answer_pages(None, cfg, "number", sub_q, tops[sha], rep.currency, lambda t: len(t) // 4,
-                                       rep.company)
+                    res = answer_pages(llms[name], cfg, "number", sub_q, tops[sha], rep.currency,
+                                       lambda t: len(t) // 4, rep.company)
+                    calls[name] += sum(1 for c in res["calls"] if c.get("model") not in ("code", None))
                     got[rep.company] = res["value"]
                     info = res["interpretation"]
                     row[name + ":cands"] = [(c["score"], c["value"], c.get("source", "table"))
@@ -141,6 +150,7 @@ def main() -> int:
         prec = nna / (nna + vna) if nna + vna else float("nan")
         print(f"| {name} | {found} / {len(vg)} | {vna} | {len(vg) - found - vna} | {nna} / {len(ng)} | "
               f"{len(ng) - nna} | {prec:.3f} |")
+    print("model calls per variant: " + ", ".join(f"{k} {v}" for k, v in calls.items()))
     if comps:
         print(f"\ncomparatives ({len(comps)}, value-gold {sum(not r['gold_na'] for r in comps)}): right per variant: "
               + ", ".join(f"{name} {sum(right(r[name], r['gold']) or (r['gold_na'] and r[name] == 'N/A') for r in comps)}"
