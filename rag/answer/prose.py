@@ -15,11 +15,19 @@ Contracts:
   its sentence) name the metric: at least ``answer.prose_min_share`` of the question's metric stems
   (:mod:`rag.answer.figure_check`, synonyms included), or a multi-word term of the question's search
   lexicon topics (``prompts/search/lexicon.toml``: "issued patents", "workforce reduction") scoring
-  :data:`LEXICON_SCORE`.
+  :data:`LEXICON_SCORE`. When the metric names a thing (:func:`named_terms`: its capitalized words other
+  than the first, "CDX-585 program", "LinkedIn members") the words must name it too.
 - Unit, scale and currency come from the figure's own words ("$406.1 million", "1,300 employees",
-  "250 MW"); the period from the sentence's years (the year printed nearest the figure): a figure dated
-  other than the report's year (the latest year the context's tables or sentences name) is dropped, and
-  the first figure of "from X to Y", "compared with X", "(2021: X)" is the earlier period's.
+  "250 MW"); the period (:func:`_year_of`): the year the words right after the figure name ("... in 2022",
+  "as of December 31, 2022"), else the last year before it. A figure dated other than the report's year
+  (the tables' ``report_year``, else the latest "as of <date>" year of the pages' sentences; with neither,
+  a later year in its own sentence) is dropped, and so is the first figure of "from X to Y", "compared
+  with X", "(2021: X)".
+- Also dropped, each with its reason: years, dates, references (note, page, phase, 401(k)), page numbers
+  and footnote markers, numbers in a run of numbers (a table printed as text), changes ("reduced by 120",
+  "an increase of 12%") unless the question asks about a change (then a change word must be next to the
+  figure), one of :data:`PARTS_MIN`+ figures of one noun in a sentence (a breakdown), and measures the
+  question does not name ("71,000 square feet").
 - The same checks as table candidates: a percentage question takes printed percentages only and no
   other question does; a question naming a currency takes only figures printed with that currency
   ("$" resolved to the report's dollar); a count question ("number of", staff...) takes no amount of
