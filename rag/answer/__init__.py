@@ -44,7 +44,7 @@ from .prompts import NA, prompt_version
 from ..core.records import AnswerRecord, RetrievalRecord
 from .submission import build_submission, write_submission
 
-CODE_VERSION = "06-answer-3"
+CODE_VERSION = "06-answer-4"  # 4: sentence candidates, N/A threshold, whole-word percentage questions
 STAGE = "06_answer"
 SUBMISSION = "submission.json"
 
