@@ -161,6 +161,12 @@ def run_evaluate(cfg: RunConfig, ds: Dataset, progress: bool = True, gold_source
             stage.write_bytes("retrieval_hit_at_k.png", plots.retrieval_hit_png(retrieval))
         if len(costs):
             stage.write_bytes("stage_costs.png", plots.stage_costs_png(costs))
+        if cfg.answer.table_candidates and "kind" in per_q and (per_q.kind == "number").any():  # N/A threshold
+            from ..answer.tradeoff import tradeoff
+
+            curve = tradeoff([run_dir_of(cfg)])
+            stage.write_text("na_tradeoff.csv", curve.to_csv(index=False))
+            stage.write_bytes("na_tradeoff.png", plots.tradeoff_png(curve))
     key = hash_key(file_sha256(sub_path), gold_source, sorted(ds.gold), summary["totals"])
     stage.mark_done("scores", key)
     stage.finish(counts=summary["totals"], inputs={"submission": file_sha256(sub_path)})
