@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from typing import Callable, Sequence
 
@@ -43,12 +44,25 @@ def _ask(argv: list[str]) -> int:
     ap.add_argument("--run", default=None, help="run whose indexes are used (default: the dataset folder's name)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
     ap.add_argument("--quiet", action="store_true", help="no indexing progress lines")
+    ap.add_argument("--wait", action="store_true", help="when a run writes the same outputs/<run>/, wait for it")
     a = ap.parse_args(argv)
-    cfg, ds = prepare(a.preset, a.data, a.run, parse_set(a.set))
+    from .core.run_guard import RunLock, check_places
+    from .pipeline import make_config
+
+    cfg = make_config(a.preset, a.data, a.run, parse_set(a.set))
+    check_places(cfg)  # before the lock (it lives in the output folder) and before any stage
+    cfg, ds = prepare(a.preset, a.data, a.run, parse_set(a.set), cfg=cfg)
     routed_companies(ds, a.question)  # a question naming no company fails before any indexing
-    ensure_indexed(cfg, ds, progress=not a.quiet)
-    print(format_result(ask(cfg, ds, a.question, a.kind)))
+    with RunLock(cfg.run_dir, f"rag ask {shlex.join(argv)}").acquire(wait=a.wait):  # 01-04 write the run folder
+        ensure_indexed(cfg, ds, progress=not a.quiet)
+        print(format_result(ask(cfg, ds, a.question, a.kind)))
     return 0
+
+
+def _run(argv: list[str]) -> int:
+    from .pipeline import main
+
+    return main(argv, prog="rag run")  # its error and interrupt lines resume with `rag run ...`
 
 
 def _forward(module: str, fn: str = "main", prefix: Sequence[str] = ()) -> Callable[[list[str]], int]:
@@ -103,7 +117,7 @@ def _kernel(argv: list[str]) -> int:
 COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "init": (_init, "make a dataset folder from a folder of PDFs"),
     "ask": (_ask, "answer one question and print the cited pages"),
-    "run": (_forward("rag.pipeline"), "run every stage (notebooks by papermill)"),
+    "run": (_run, "run every stage (notebooks by papermill)"),
     "check": (_forward("rag.models.__main__", prefix=["--check"]), "real calls through the configured models"),
     "score": (_forward("rag.evaluate"), "score a run against gold answers"),
     "ablate": (_forward("rag.ablate"), "run a grid of config variants and tabulate them"),
@@ -124,7 +138,7 @@ def usage() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .pipeline import user_error
+    from .pipeline import error_line, is_interrupt, report_interrupt, user_error
 
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
@@ -139,13 +153,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         rest = [x for x in rest if x != "--debug"]
     try:
         return COMMANDS[cmd][0](rest)
-    except Exception as e:  # noqa: BLE001 - user errors become one line, the rest propagate
-        found = user_error(e)
+    except BaseException as e:  # noqa: BLE001 - user errors and Ctrl-C become lines, the rest propagate
+        if is_interrupt(e) and not debug:  # `rag run` reports its own; here rag ask (01-04) and the others
+            try:  # the run folder whose progress note says where it stopped
+                from .pipeline import make_config
+
+                run_dir = make_config(_opt(rest, "--preset") or "offline", _opt(rest, "--data"), _opt(rest, "--run"),
+                                      {}).run_dir
+            except Exception:  # noqa: BLE001 - no folder: the message says "setup"
+                run_dir = None
+            return report_interrupt(e, run_dir, f"rag {shlex.join([cmd, *rest])}")
+        found = user_error(e) if isinstance(e, Exception) else None
         if debug or found is None:
             raise
         name, msg = found  # the whole message (a dataset error lists every problem), no traceback
-        print(f"error: {name}: {msg.strip() or name}", file=sys.stderr)
+        print(error_line(name, msg.strip() or name), file=sys.stderr)
         return 2
+
+
+def _opt(argv: Sequence[str], flag: str) -> str | None:
+    """The value of ``flag`` in ``argv`` (``--flag V`` or ``--flag=V``), else None."""
+    for i, x in enumerate(argv):
+        if x == flag and i + 1 < len(argv):
+            return argv[i + 1]
+        if x.startswith(flag + "="):
+            return x.split("=", 1)[1]
+    return None
 
 
 if __name__ == "__main__":

@@ -1,0 +1,89 @@
+"""The Jupyter kernels a headless run starts (papermill): local IPC sockets, and stopped on Ctrl-C.
+
+Contracts:
+- :class:`RunKernelManager` (papermill's ``kernel_manager_class``): the kernel talks to the run over
+  Unix-domain (IPC) sockets next to its connection file instead of TCP ports on localhost. Nothing
+  leaves the machine, no port can be taken by another process, and the kernel has no reason to print
+  ``[IPKernelApp] WARNING | Kernel is running over TCP without encryption`` (8 times a run before).
+  Nothing is filtered: every other warning a kernel prints still reaches the console.
+- ``stop_kernels()``: kills the process group of every kernel this process started and has not shut
+  down (a Ctrl-C leaves papermill no chance to): the kernel and what it started in its group (pool
+  workers); a model server it started watches its parent and exits with it. Called by the CLI on
+  interrupts; harmless when none runs.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from jupyter_client.manager import AsyncKernelManager
+
+_LIVE: set["RunKernelManager"] = set()
+STOP_GRACE_S = 3.0  # seconds between SIGTERM and SIGKILL of a kernel's process group
+
+
+class RunKernelManager(AsyncKernelManager):
+    """A kernel manager whose kernels use IPC transport and are remembered until shut down."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("transport", "ipc")
+        super().__init__(**kwargs)
+
+    async def start_kernel(self, **kwargs) -> None:  # type: ignore[override]
+        await super().start_kernel(**kwargs)
+        _LIVE.add(self)
+
+    async def shutdown_kernel(self, *args, **kwargs) -> None:  # type: ignore[override]
+        try:
+            await super().shutdown_kernel(*args, **kwargs)
+        finally:
+            _LIVE.discard(self)
+
+    def kernel_pid(self) -> int | None:
+        prov = getattr(self, "provisioner", None)
+        return getattr(prov, "pid", None) or getattr(getattr(prov, "process", None), "pid", None)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie (our unreaped child) counts as gone.
+    try:
+        return os.waitpid(pid, os.WNOHANG) == (0, 0)
+    except ChildProcessError:
+        return True
+
+
+def stop_kernels() -> list[int]:
+    """Kill every live kernel's process group (SIGTERM, then SIGKILL after :data:`STOP_GRACE_S`); returns
+    their PIDs. The kernels' connection files and IPC sockets are removed."""
+    pids = []
+    for km in list(_LIVE):
+        pid = km.kernel_pid()
+        if pid:
+            pids.append(pid)
+            try:
+                os.killpg(pid, signal.SIGTERM)  # launched with start_new_session: its group id is its PID
+            except (ProcessLookupError, PermissionError):
+                pass
+    deadline = time.monotonic() + STOP_GRACE_S
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in pids:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    for km in list(_LIVE):
+        try:
+            km.cleanup_connection_file()
+            km.cleanup_ipc_files()
+        except Exception:  # noqa: BLE001 - best effort: leftover files in the runtime folder are harmless
+            pass
+        _LIVE.discard(km)
+    return pids
