@@ -10,6 +10,11 @@ CLI (used by ``make run``)::
 
 Executed notebooks land in ``outputs/<run>/notebooks/``; stage artifacts in ``outputs/<run>/NN_stage/``.
 Stages skip items whose outputs are current, so a second run with nothing changed is quick.
+
+Before any stage (rag.core.run_guard): the output and cache folders are checked writable (else one line
+``error: output folder: cannot write <path> (<reason>)``, exit 2) and the run takes ``outputs/<run>/run.lock``
+(another live run on the folder: one line naming it, exit 2; ``--wait`` waits). Ctrl-C prints
+``interrupted at <stage> (<n> of <m> items done); resume with: <command>`` and exits 130, kernels stopped.
 """
 from __future__ import annotations
 

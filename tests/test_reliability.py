@@ -107,17 +107,21 @@ def alive(pid: int) -> bool:
         return False
 
 
-def pipeline_args(data: Path, out: Path, run: str, *extra: str, direct: bool = True) -> list[str]:
+def pipeline_args(data: Path, out: Path, run: str, *extra: str, direct: bool = True, cache: str = "cache") -> list[str]:
     return ["rag.pipeline", "--preset", "test", "--data", str(data), "--run", run,
-            *(["--direct"] if direct else []), "--set", f"outputs_dir={out}", "--set", f"cache_dir={out / 'cache'}",
+            *(["--direct"] if direct else []), "--set", f"outputs_dir={out}", "--set", f"cache_dir={out / cache}",
             *extra]
 
 
 def stage_bytes(run_dir: Path, stage: str) -> dict[str, bytes]:
-    """Every artifact of a stage (manifest and item records aside: they hold timings)."""
+    """Every artifact of a stage; manifests, item records, summaries and reports aside (they hold timings),
+    as in test_contract's byte-reproducibility test."""
     d = run_dir / stage
-    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*"))
-            if p.is_file() and p.name != "manifest.json" and ".items" not in p.parts}
+    out = {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*"))
+           if p.is_file() and ".items" not in p.parts and not p.name.startswith(("manifest", "summary", "report"))
+           and p.suffix != ".csv"}
+    assert out, f"no artifact in {d}"
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +151,7 @@ def test_two_writers_second_stops_at_once_naming_the_first_and_wait_waits(indexe
     item current."""
     data, out, base = indexed
     run_dir = seeded(indexed, "two")
-    args = pipeline_args(data, out, "two", "--stages", "04_index")
+    args = pipeline_args(data, out, "two", "--stages", "04_index", cache="cache-two")  # a cold cache: 04 embeds
     first = Proc(args)
     try:
         first.wait_for(r"\[04_index\] 4 items")
@@ -192,7 +196,7 @@ def test_a_dead_owners_lock_is_taken_over(indexed):
 def test_kill_9_during_04_then_the_same_command_resumes_to_identical_indexes(indexed):
     data, out, base = indexed
     run_dir = seeded(indexed, "k04")
-    args = pipeline_args(data, out, "k04", "--stages", "04_index")
+    args = pipeline_args(data, out, "k04", "--stages", "04_index", cache="cache-k04")  # a cold cache: 04 embeds
     p = Proc(args)
     p.wait_for(r"\[04_index\] 1/4 ")
     p.kill()
@@ -228,7 +232,7 @@ def test_ctrl_c_during_01_stops_its_worker_processes_and_the_hint_resumes(indexe
     hint. SIGINT to the process group (what a terminal sends) while 01 parses in two worker processes: one
     line, exit 130, no process left; the printed command finishes with outputs identical to the baseline."""
     data, out, base = indexed
-    p = Proc(pipeline_args(data, out, "int01", "--stages", "01_parse", "--set", "parse.workers=2"))
+    p = Proc(pipeline_args(data, out, "int01", "--stages", "01_parse", "--set", "parse.workers=2", cache="cache-int01"))
     p.wait_for(r"\[01_parse\] 4 items")
     deadline = time.monotonic() + 60
     while len(p.descendants()) < 2 and time.monotonic() < deadline:  # the spawned workers
@@ -251,7 +255,7 @@ def test_ctrl_c_during_04_says_how_many_items_were_done_and_the_hint_resumes(ind
     indexes are byte-identical to an uninterrupted run's."""
     data, out, base = indexed
     run_dir = seeded(indexed, "int04")
-    p = Proc(pipeline_args(data, out, "int04", "--stages", "04_index"))
+    p = Proc(pipeline_args(data, out, "int04", "--stages", "04_index", cache="cache-int04"))  # 04 embeds
     p.wait_for(r"\[04_index\] 1/4 ")
     p.kill(signal.SIGINT)
     assert p.finish(timeout=60) == 130, p.text()
@@ -443,7 +447,7 @@ def test_unrouted_and_ambiguous_questions_are_na_with_the_reason_and_listed_at_t
         {"text": "Did Globex Corporation announce a share buyback plan?", "kind": "boolean"},
         {"text": "Did Aurelia Pharma AG and Kitsune Robotics Ltd announce a merger?", "kind": "boolean"}]))
     cfg = load_config("test", data_dir=str(mine), run="routing", outputs_dir=str(tmp_path / "out"),
-                      cache_dir=str(tmp_path / "cache"))
+                      cache_dir=str(tmp_path / "cache"), overrides={"rerank.mode": "none"})  # 05 without the model
     for st in (*INDEXED, "04_index"):
         link_stage(base, cfg.run_dir, st)
     ds = load_dataset(mine)
@@ -511,3 +515,30 @@ def test_notebook_kernels_print_no_tcp_warning_and_real_warnings_stay(tmp_path):
     assert "Kernel is running over TCP without encryption" in res["tcp"].stderr  # what every stage printed
     assert "Kernel is running over TCP" not in res["ipc"].stderr + res["ipc"].stdout
     assert "WARNING: a real kernel warning" in res["ipc"].stderr
+
+
+# ---- kill -9 during 06, resume: the same submission --------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.llm
+def test_kill_9_during_06_then_the_same_command_gives_the_uninterrupted_submission(indexed):
+    """05 + 06 with the small local model: kill -9 after 06 answered some questions, the same command
+    again; its submission is byte-identical to a run never interrupted (with a model-call cache of its own,
+    so the answers are the model's again, not copies)."""
+    data, out, base = indexed
+    runs = {}
+    for run in ("k06", "straight06"):
+        runs[run] = seeded(indexed, run)
+        link_stage(base, runs[run], "04_index")
+    args = pipeline_args(data, out, "k06", "--stages", "05_retrieve,06_answer")
+    p = Proc(args)
+    p.wait_for(r"\[06_answer\] [1-9]/\d+ ")
+    p.kill()
+    assert p.finish() == -signal.SIGKILL
+    done = len(list((runs["k06"] / "06_answer" / "debug").glob("*.json")))
+    again = Proc(args)
+    assert again.finish() == 0, again.text()
+    assert re.search(rf"\[06_answer\] \d+ items \(question\): \d+ to run, {done} current", "".join(again.out)), again.text()
+    straight = Proc(pipeline_args(data, out, "straight06", "--stages", "05_retrieve,06_answer", cache="cache-straight"))
+    assert straight.finish() == 0, straight.text()
+    sub = "06_answer/submission.json"
+    assert (runs["k06"] / sub).read_bytes() == (runs["straight06"] / sub).read_bytes()
