@@ -46,12 +46,10 @@ class RunKernelManager(AsyncKernelManager):
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    from .models.managed_server import _pid_alive
+
+    if not _pid_alive(pid):
         return False
-    except PermissionError:
-        return True
     # A zombie (our unreaped child) counts as gone.
     try:
         return os.waitpid(pid, os.WNOHANG) == (0, 0)
