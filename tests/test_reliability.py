@@ -542,3 +542,36 @@ def test_kill_9_during_06_then_the_same_command_gives_the_uninterrupted_submissi
     assert straight.finish() == 0, straight.text()
     sub = "06_answer/submission.json"
     assert (runs["k06"] / sub).read_bytes() == (runs["straight06"] / sub).read_bytes()
+
+
+# ---- bad PDFs beside a good one ------------------------------------------------------------------------
+def test_truncated_empty_text_and_password_protected_pdfs_are_named_with_the_parsers_reason(tmp_path, capsys):
+    """Probe (ok before, kept): a truncated PDF, a 0-byte one, a text file named .pdf and a password-protected
+    one beside a good report: the run goes on, the good report is parsed, and the summary names each failed
+    report with PDFium's reason; exit 0."""
+    from reportlab.lib.pdfencrypt import StandardEncryption
+
+    from rag.pipeline import main
+    from test_parse import _canvas, _dataset, make_report_pdf
+
+    good = make_report_pdf(tmp_path / "good.pdf").read_bytes()
+    c = _canvas(tmp_path / "locked.pdf", encrypt=StandardEncryption("user-secret", ownerPassword="owner-secret"))
+    c.drawString(72, 700, "Only with the password.")
+    c.showPage()
+    c.save()
+    pdfs = {"Good Corp": good, "Truncated Ltd": good[: len(good) // 3], "Empty Inc": b"",
+            "Text Plc": b"just some text, not a PDF\n", "Locked AG": (tmp_path / "locked.pdf").read_bytes()}
+    root = _dataset(tmp_path / "data", pdfs)
+    args = ["--preset", "test", "--data", str(root), "--run", "bad", "--direct", "--stages", "01_parse",
+            "--set", f"outputs_dir={tmp_path / 'out'}", "--set", f"cache_dir={tmp_path / 'cache'}"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "01_parse: 4 item(s)" in err, err
+    import hashlib
+
+    lines = {name: next((ln for ln in err.splitlines() if hashlib.sha1(data).hexdigest() in ln), "")
+             for name, data in pdfs.items()}
+    assert lines["Good Corp"] == ""  # parsed
+    for name in ("Truncated Ltd", "Empty Inc", "Text Plc"):
+        assert re.search(r"format|empty|not a PDF|0 bytes", lines[name], re.I), (name, err)
+    assert re.search(r"password", lines["Locked AG"], re.I), err
