@@ -177,6 +177,24 @@ def test_two_writers_second_stops_at_once_naming_the_first_and_wait_waits(indexe
     print(f"second writer refused in {took:.1f}s (2-core machine shared with other jobs)")
 
 
+def test_run_lock_unit_refusal_release_and_progress_notes(tmp_path):
+    """In one process: a second lock on the folder is refused naming the holder; release removes the file
+    and the run token; progress notes are written and read only under a lock."""
+    from rag.core.run_guard import TOKEN_ENV, RunLock, RunLocked, interrupted_at, note_progress
+
+    note_progress(tmp_path, "04_index", 1, 4)
+    assert interrupted_at(tmp_path) is None  # no lock, no note
+    with RunLock(tmp_path, "rag run --data d") as lock:
+        with pytest.raises(RunLocked, match=rf"^{re.escape(str(tmp_path))} is in use by another run \(PID {os.getpid()} "
+                                            r"on .*, started .* UTC: rag run --data d\); wait for it with --wait"):
+            RunLock(tmp_path).acquire()
+        note_progress(tmp_path, "04_index", 2, 4)
+        assert interrupted_at(tmp_path) == ("04_index", 2, 4)
+        assert json.loads((tmp_path / "run.lock").read_text())["pid"] == os.getpid() == lock.holder()["pid"]
+    assert not (tmp_path / "run.lock").exists() and TOKEN_ENV not in os.environ
+    RunLock(tmp_path).acquire().release()  # free again
+
+
 def test_a_dead_owners_lock_is_taken_over(indexed):
     """kill -9 leaves run.lock behind (its owner dead): the same command takes it over and resumes."""
     data, out, base = indexed

@@ -82,6 +82,7 @@ class RunLock:
         self.path = self.run_dir / LOCK_FILE
         self.command = command
         self.fd: int | None = None
+        self.token = ""
 
     def holder(self) -> dict:
         """What the lock file says (``{}`` when it is missing or unreadable)."""
@@ -122,7 +123,7 @@ class RunLock:
         info = {"pid": os.getpid(), "host": socket.gethostname(), "started": _now(), "command": self.command}
         os.ftruncate(self.fd, 0)
         os.pwrite(self.fd, (json.dumps(info) + "\n").encode(), 0)
-        os.environ[TOKEN_ENV] = f"{info['host']}:{info['pid']}:{time.time_ns()}"  # kernels inherit it
+        self.token = os.environ[TOKEN_ENV] = f"{info['host']}:{info['pid']}:{time.time_ns()}"  # kernels inherit it
         import atexit
 
         atexit.register(self.release)
@@ -144,6 +145,8 @@ class RunLock:
             pass
         os.close(self.fd)
         self.fd = None
+        if os.environ.get(TOKEN_ENV) == self.token:
+            del os.environ[TOKEN_ENV]
 
     def __enter__(self) -> "RunLock":
         return self if self.fd is not None else self.acquire()
