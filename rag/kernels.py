@@ -8,8 +8,9 @@ Contracts:
   Nothing is filtered: every other warning a kernel prints still reaches the console.
 - ``stop_kernels()``: kills the process group of every kernel this process started and has not shut
   down (a Ctrl-C leaves papermill no chance to): the kernel and what it started in its group (pool
-  workers); a model server it started watches its parent and exits with it. Called by the CLI on
-  interrupts; harmless when none runs.
+  workers); a model server it started watches its parent and exits with it. The requests papermill was
+  awaiting are cancelled (no "Kernel died" traceback at exit). Called by the CLI on interrupts; harmless
+  when none runs.
 """
 from __future__ import annotations
 
@@ -77,6 +78,8 @@ def stop_kernels() -> list[int]:
             os.killpg(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+    if pids:
+        _drop_pending_requests()
     for km in list(_LIVE):
         try:
             km.cleanup_connection_file()
@@ -85,3 +88,24 @@ def stop_kernels() -> list[int]:
             pass
         _LIVE.discard(km)
     return pids
+
+
+def _drop_pending_requests() -> None:
+    """Cancel what papermill was awaiting when Ctrl-C left its event loop (the execute request of the kernel
+    just killed): otherwise nbclient's exit-time cleanup runs the loop again, the request finds its kernel
+    dead and prints "Kernel died ..." with a DeadKernelError traceback after the interrupt line."""
+    import asyncio
+
+    from jupyter_core.utils import ensure_event_loop
+
+    try:
+        loop = ensure_event_loop()
+        if loop.is_running() or loop.is_closed():
+            return
+        tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            loop.run_until_complete(asyncio.wait(tasks, timeout=STOP_GRACE_S))
+    except Exception:  # noqa: BLE001 - best effort: the kernels are gone either way
+        pass

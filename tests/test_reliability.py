@@ -365,19 +365,33 @@ def test_unwritable_output_and_cache_folders_in_python_m_rag_pipeline(demo_dir, 
     assert not (tmp_path / "o" / "r" / "01_parse").exists()
 
 
-def test_unwritable_places_in_rag_ask_rag_init_and_the_notebooks(demo_dir, tmp_path, unwritable, capsys):
+def test_unwritable_output_folder_in_rag_ask(demo_dir, unwritable, capsys):
     from rag.cli import main
-    from rag.core.run_guard import Unwritable
-    from rag.notebook import setup
 
     ro = unwritable("ro")
     assert main(["ask", "Did Aurelia Pharma AG announce a share buyback plan?", "--data", str(demo_dir),
-                 "--preset", "test", "--set", f"outputs_dir={ro}"]) == 2
+                 "--preset", "test", "--set", f"outputs_dir={ro}", "--set", f"cache_dir={ro}"]) == 2
     _one_error_line(capsys.readouterr().err, "output folder", ro)
+
+
+def test_unwritable_dataset_folder_in_rag_init_before_any_pdf_is_read(demo_dir, unwritable, capsys):
+    from rag.cli import main
+
+    ro = unwritable("ro")
     assert main(["init", str(ro / "mine"), "--pdfs", str(demo_dir / "pdfs")]) == 2
     _one_error_line(capsys.readouterr().err, "dataset folder", ro)
-    with pytest.raises(Unwritable, match=r"^cache folder: cannot write "):  # a notebook's first cell
+
+
+def test_unwritable_cache_folder_in_a_notebooks_first_cell(demo_dir, tmp_path, unwritable):
+    """The notebooks' parameters cell is followed by ``setup(...)``: it raises the one-line error (papermill
+    shows it as the cell's error; a run driven by `rag run` has checked before starting any notebook)."""
+    from rag.notebook import setup
+
+    ro = unwritable("ro")
+    with pytest.raises(Exception, match=rf"^cache folder: cannot write {re.escape(str(ro))} \((Operation not "
+                                        r"permitted|Permission denied|Not a directory)\)$") as ei:
         setup("test", str(demo_dir), "r", {"outputs_dir": str(tmp_path / "o"), "cache_dir": str(ro)})
+    assert type(ei.value).__name__ == "Unwritable"
 
 
 def test_unwritable_model_folder_is_one_line_before_any_download(unwritable, capsys):
