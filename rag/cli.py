@@ -23,6 +23,7 @@ import sys
 from typing import Callable, Sequence
 
 KERNEL_NAME = "enterprise-rag"
+_DEBUG = False  # --debug given to this invocation (main strips it before the subcommand parses)
 
 
 def _init(argv: list[str]) -> int:
@@ -33,7 +34,7 @@ def _init(argv: list[str]) -> int:
 
 def _ask(argv: list[str]) -> int:
     from .ask import KINDS, ask, ensure_indexed, format_result, routed_companies
-    from .pipeline import parse_set, prepare
+    from .pipeline import parse_set, prepare, report_interrupt
 
     ap = argparse.ArgumentParser(prog="rag ask", description="Answer one question from a dataset's reports "
                                  "(indexes them first when needed) and print the cited pages.")
@@ -53,9 +54,15 @@ def _ask(argv: list[str]) -> int:
     check_places(cfg)  # before the lock (it lives in the output folder) and before any stage
     cfg, ds = prepare(a.preset, a.data, a.run, parse_set(a.set), cfg=cfg)
     routed_companies(ds, a.question)  # a question naming no company fails before any indexing
-    with RunLock(cfg.run_dir, f"rag ask {shlex.join(argv)}").acquire(wait=a.wait):  # 01-04 write the run folder
-        ensure_indexed(cfg, ds, progress=not a.quiet)
-        print(format_result(ask(cfg, ds, a.question, a.kind)))
+    command = f"rag ask {shlex.join(argv)}"
+    with RunLock(cfg.run_dir, command).acquire(wait=a.wait):  # 01-04 write the run folder
+        try:
+            ensure_indexed(cfg, ds, progress=not a.quiet)
+            print(format_result(ask(cfg, ds, a.question, a.kind)))
+        except KeyboardInterrupt as e:  # under the lock: its progress note says where
+            if _DEBUG:
+                raise
+            return report_interrupt(e, cfg.run_dir, command)
     return 0
 
 
@@ -148,37 +155,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cmd not in COMMANDS:
         print(f"rag: unknown command {cmd!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    debug = "--debug" in rest
+    global _DEBUG
+    debug = _DEBUG = "--debug" in rest
     if debug and cmd not in OWN_DEBUG:
         rest = [x for x in rest if x != "--debug"]
     try:
         return COMMANDS[cmd][0](rest)
     except BaseException as e:  # noqa: BLE001 - user errors and Ctrl-C become lines, the rest propagate
-        if is_interrupt(e) and not debug:  # `rag run` reports its own; here rag ask (01-04) and the others
-            try:  # the run folder whose progress note says where it stopped
-                from .pipeline import make_config
-
-                run_dir = make_config(_opt(rest, "--preset") or "offline", _opt(rest, "--data"), _opt(rest, "--run"),
-                                      {}).run_dir
-            except Exception:  # noqa: BLE001 - no folder: the message says "setup"
-                run_dir = None
-            return report_interrupt(e, run_dir, f"rag {shlex.join([cmd, *rest])}")
+        if is_interrupt(e) and not debug:  # `rag run` and `rag ask` report theirs with the stage
+            return report_interrupt(e, None, f"rag {shlex.join([cmd, *rest])}")
         found = user_error(e) if isinstance(e, Exception) else None
         if debug or found is None:
             raise
         name, msg = found  # the whole message (a dataset error lists every problem), no traceback
         print(error_line(name, msg.strip() or name), file=sys.stderr)
         return 2
-
-
-def _opt(argv: Sequence[str], flag: str) -> str | None:
-    """The value of ``flag`` in ``argv`` (``--flag V`` or ``--flag=V``), else None."""
-    for i, x in enumerate(argv):
-        if x == flag and i + 1 < len(argv):
-            return argv[i + 1]
-        if x.startswith(flag + "="):
-            return x.split("=", 1)[1]
-    return None
 
 
 if __name__ == "__main__":
