@@ -238,7 +238,8 @@ def report_user_error(e: BaseException, stage: str, run_dir: Path | None, argv: 
             log = None
     shown = lines if stage == "setup" else lines[:1]
     where = "" if stage == "setup" or ename in PLAIN_ERRORS else f"{stage}: "
-    print(f"\n{error_line(where + ename, shown[0])}", file=sys.stderr)
+    gap = "" if stage == "setup" else "\n"  # after a stage's output, a blank line first
+    print(f"{gap}{error_line(where + ename, shown[0])}", file=sys.stderr)
     for ln in shown[1:MAX_PROBLEM_LINES]:
         print(ln, file=sys.stderr)
     if len(lines) > len(shown[:MAX_PROBLEM_LINES]) and log is not None:
