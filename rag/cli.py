@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from typing import Callable, Sequence
 
 KERNEL_NAME = "enterprise-rag"
+_DEBUG = False  # --debug given to this invocation (main strips it before the subcommand parses)
 
 
 def _init(argv: list[str]) -> int:
@@ -33,7 +35,7 @@ def _init(argv: list[str]) -> int:
 
 def _ask(argv: list[str]) -> int:
     from .ask import KINDS, ask, ensure_indexed, format_result, routed_companies
-    from .pipeline import parse_set, prepare
+    from .pipeline import parse_set, prepare, report_interrupt
 
     ap = argparse.ArgumentParser(prog="rag ask", description="Answer one question from a dataset's reports "
                                  "(indexes them first when needed) and print the cited pages.")
@@ -44,11 +46,24 @@ def _ask(argv: list[str]) -> int:
     ap.add_argument("--run", default=None, help="run whose indexes are used (default: the dataset folder's name)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
     ap.add_argument("--quiet", action="store_true", help="no indexing progress lines")
+    ap.add_argument("--wait", action="store_true", help="when a run writes the same outputs/<run>/, wait for it")
     a = ap.parse_args(argv)
-    cfg, ds = prepare(a.preset, a.data, a.run, parse_set(a.set))
+    from .core.run_guard import RunLock, check_places
+    from .pipeline import make_config
+
+    cfg = make_config(a.preset, a.data, a.run, parse_set(a.set))
+    check_places(cfg)  # before the lock (it lives in the output folder) and before any stage
+    cfg, ds = prepare(a.preset, a.data, a.run, parse_set(a.set), cfg=cfg)
     routed_companies(ds, a.question)  # a question naming no company fails before any indexing
-    ensure_indexed(cfg, ds, progress=not a.quiet)
-    print(format_result(ask(cfg, ds, a.question, a.kind)))
+    command = f"rag ask {shlex.join(argv)}"
+    with RunLock(cfg.run_dir, command).acquire(wait=a.wait):  # 01-04 write the run folder
+        try:
+            ensure_indexed(cfg, ds, progress=not a.quiet)
+            print(format_result(ask(cfg, ds, a.question, a.kind)))
+        except KeyboardInterrupt as e:  # under the lock: its progress note says where
+            if _DEBUG:
+                raise
+            return report_interrupt(e, cfg.run_dir, command)
     return 0
 
 
@@ -61,6 +76,12 @@ def _check(argv: list[str]) -> int:
     from .models.__main__ import main as check
 
     return check(["--check", *argv]) or 0
+
+
+def _run(argv: list[str]) -> int:
+    from .pipeline import main
+
+    return main(argv, prog="rag run")  # its error and interrupt lines resume with `rag run ...`
 
 
 def _forward(module: str, fn: str = "main") -> Callable[[list[str]], int]:
@@ -115,7 +136,7 @@ def _kernel(argv: list[str]) -> int:
 COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "init": (_init, "make a dataset folder from a folder of PDFs"),
     "ask": (_ask, "answer one question and print the cited pages"),
-    "run": (_forward("rag.pipeline"), "run every stage (notebooks by papermill)"),
+    "run": (_run, "run every stage (notebooks by papermill)"),
     "check": (_check, "real calls through the configured models (--gpu: the CUDA box's self-check)"),
     "score": (_forward("rag.evaluate"), "score a run against gold answers"),
     "ablate": (_forward("rag.ablate"), "run a grid of config variants and tabulate them"),
@@ -136,7 +157,7 @@ def usage() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .pipeline import user_error
+    from .pipeline import error_line, is_interrupt, report_interrupt, user_error
 
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
@@ -146,17 +167,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cmd not in COMMANDS:
         print(f"rag: unknown command {cmd!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    debug = "--debug" in rest
+    global _DEBUG
+    debug = _DEBUG = "--debug" in rest
     if debug and cmd not in OWN_DEBUG:
         rest = [x for x in rest if x != "--debug"]
     try:
         return COMMANDS[cmd][0](rest)
-    except Exception as e:  # noqa: BLE001 - user errors become one line, the rest propagate
-        found = user_error(e)
+    except BaseException as e:  # noqa: BLE001 - user errors and Ctrl-C become lines, the rest propagate
+        if is_interrupt(e) and not debug:  # `rag run` and `rag ask` report theirs with the stage
+            return report_interrupt(e, None, f"rag {shlex.join([cmd, *rest])}")
+        found = user_error(e) if isinstance(e, Exception) else None
         if debug or found is None:
             raise
         name, msg = found  # the whole message (a dataset error lists every problem), no traceback
-        print(f"error: {name}: {msg.strip() or name}", file=sys.stderr)
+        print(error_line(name, msg.strip() or name), file=sys.stderr)
         return 2
 
 

@@ -244,6 +244,11 @@ def init_dataset(out: Path | str, pdfs: Path | str, link: bool = False) -> InitR
     if out.exists() and not (out.is_dir() and not any(out.iterdir())):
         raise InitError(f"{out} already exists and is not an empty folder: refusing to overwrite it "
                         "(choose a new dataset folder)")
+    from .core.run_guard import require_writable
+
+    # Before reading any PDF: the dataset is assembled beside ``out`` (nothing is written by the check).
+    for place in (out.parent, *([out] if out.is_dir() else [])):
+        require_writable("dataset folder", place, create=False)
     if not pdfs.is_dir():
         raise InitError(f"{pdfs}: not a folder")
     # Hidden files are skipped: macOS "._x.pdf" AppleDouble files are not PDFs.

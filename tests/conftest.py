@@ -31,3 +31,46 @@ def make_cfg(tmp_path):
                            outputs_dir=str(tmp_path / "outputs"), cache_dir=str(tmp_path / "cache"))
 
     return _make
+
+
+# ---- `pytest -m reliability`: the table of probes and their outcomes (issue 33) ------------------------
+_PROBES: dict[str, dict] = {}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Record each reliability test's outcome (a failed setup or teardown counts as the test's)."""
+    rep = (yield).get_result()
+    if item.get_closest_marker("reliability") is None:
+        return
+    row = _PROBES.setdefault(item.nodeid, {"probe": _probe_name(item), "outcome": "passed", "seconds": 0.0})
+    row["seconds"] += rep.duration
+    if rep.failed:
+        row["outcome"] = "FAILED" if rep.when == "call" else f"ERROR ({rep.when})"
+    elif rep.skipped and row["outcome"] == "passed":
+        row["outcome"] = "xfailed" if hasattr(rep, "wasxfail") else "skipped"
+
+
+def _probe_name(item) -> str:
+    """``test_two_writers_...`` in tests/test_x.py -> "x: two writers ..." (+ parameters)."""
+    name = item.originalname if hasattr(item, "originalname") else item.name
+    module = Path(str(item.fspath)).stem.removeprefix("test_")
+    params = f" [{item.callspec.id}]" if hasattr(item, "callspec") else ""
+    return f"{module}: {name.removeprefix('test_').replace('_', ' ')}{params}"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """After a run selecting ``-m reliability``: one line per probe, its outcome and time."""
+    if not _PROBES or "reliability" not in (config.getoption("markexpr", "") or ""):
+        return
+    tr = terminalreporter
+    width = min(110, max(len(r["probe"]) for r in _PROBES.values()))
+    tr.section("reliability probes")
+    tr.write_line(f"{'probe':<{width}}  {'outcome':<16} {'seconds':>8}")
+    for r in _PROBES.values():
+        probe = r["probe"] if len(r["probe"]) <= width else r["probe"][: width - 3] + "..."
+        tr.write_line(f"{probe:<{width}}  {r['outcome']:<16} {r['seconds']:>8.1f}")
+    counts: dict[str, int] = {}
+    for r in _PROBES.values():
+        counts[r["outcome"]] = counts.get(r["outcome"], 0) + 1
+    tr.write_line(", ".join(f"{n} {k}" for k, n in counts.items()) + " (timings on a shared machine)")

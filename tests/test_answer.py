@@ -23,7 +23,7 @@ COUNT = lambda t: len(t) // 4  # noqa: E731  deterministic token counter for log
 CASHFLOW = ("Consolidated Statements of Cash Flows\nvalues in thousands of USD\n| | 2023 | 2022 |\n"
             "| Net cash provided by operating activities | 406,100 | 350,200 |\n| Dividends per share | 0.27 | 0.25 |\n"
             "| Capital expenditures | (80,253) | (70,100) |")
-PEOPLE = "Our people. We employ 1,200 staff. Jane Roe is our Chief Executive Officer."
+PEOPLE = "Our people. We employ 1,200 staff. Joan Poe is our Chief Executive Officer."
 
 
 def make_ds(questions: list[tuple[str, str]], currency: dict | None = None) -> Dataset:
@@ -197,7 +197,7 @@ def test_name_names_boolean_prompt_selection_and_references(make_cfg):
                   ("Which leadership positions changed at Acme Corp?", "names"),
                   ("Did Acme Corp mention any mergers or acquisitions?", "boolean"),
                   ("Did Acme Corp announce a share buyback?", "boolean")])
-    pages = [page(A, 7, PEOPLE, 0.9), page(A, 8, "The Chief Financial Officer resigned.", 0.5), page(A, 9, "Nothing.", 0.1)]
+    pages = [page(A, 7, PEOPLE, 0.9), page(A, 8, "The Chief Risk Officer resigned.", 0.5), page(A, 9, "Nothing.", 0.1)]
     for i in range(4):
         write_retrieval(cfg, f"q{i:03d}", pages)
     seen = {}
@@ -206,9 +206,9 @@ def test_name_names_boolean_prompt_selection_and_references(make_cfg):
         q = user_msg(messages).split("QUESTION:")[-1]
         seen[q.strip()[:10]] = (schema, messages[0]["content"])
         if schema is NameAnswer:
-            return {**base([9, 1]), "final_answer": "Jane Roe"}  # label 9 is not in the context
+            return {**base([9, 1]), "final_answer": "Joan Poe"}  # label 9 is not in the context
         if schema is NamesAnswer:
-            return {**base([2, 1]), "final_answer": ["Chief Financial Officer", "Chief Financial Officer"]}
+            return {**base([2, 1]), "final_answer": ["Chief Risk Officer", "Chief Risk Officer"]}
         if "mergers" in q:
             return {**base([]), "final_answer": True}  # no citation: filled from the top page
         return {**base([3]), "final_answer": False}
@@ -217,8 +217,8 @@ def test_name_names_boolean_prompt_selection_and_references(make_cfg):
     assert seen["Who is the"][0] is NameAnswer and "one name" in seen["Who is the"][1]
     assert seen["Did Acme C"][0] is BooleanAnswer
     rows = {r["qid"]: r for r in read_jsonl(cfg.run_dir / "06_answer" / "answers.jsonl")}
-    assert rows["q000"]["value"] == "Jane Roe" and rows["q000"]["references"] == [{"sha1": A, "page": 7}]
-    assert rows["q001"]["value"] == ["Chief Financial Officer"]
+    assert rows["q000"]["value"] == "Joan Poe" and rows["q000"]["references"] == [{"sha1": A, "page": 7}]
+    assert rows["q001"]["value"] == ["Chief Risk Officer"]
     assert rows["q001"]["references"] == [{"sha1": A, "page": 8}]  # capped at max_references=1
     assert rows["q002"]["value"] is True and rows["q002"]["references"] == [{"sha1": A, "page": 7}]
     assert rows["q003"]["value"] is False and rows["q003"]["references"] == [{"sha1": A, "page": 9}]
@@ -259,14 +259,14 @@ def test_long_context_parts_fused_in_rank_order(make_cfg):
     ds = make_ds([("What was the Net income (in USD) for Acme Corp?", "number"),
                   ("Which leadership positions changed at Acme Corp?", "names")])
     pages = [page(A, 1, "Nothing here. " + filler, 0.9), page(A, 2, "values in millions of USD\n| Net income | 7.5 |\n"
-             "Tom Low became Company Secretary. " + filler, 0.8), page(A, 3, "Ann Lee became CFO. " + filler, 0.7)]
+             "Tom Low became General Counsel. " + filler, 0.8), page(A, 3, "Ann Lee became CFO. " + filler, 0.7)]
     write_retrieval(cfg, "q000", pages)
     write_retrieval(cfg, "q001", pages)
 
     def respond(messages, schema):
         ctx = user_msg(messages)
         if schema is NamesAnswer:
-            title = "Company Secretary" if "Tom Low" in ctx else "CFO" if "Ann Lee" in ctx else None
+            title = "General Counsel" if "Tom Low" in ctx else "CFO" if "Ann Lee" in ctx else None
             return {**base([1] if title else []), "final_answer": [title] if title else "N/A"}
         if "Net income |" in ctx:
             return {**base([1]), "value_as_printed": "7.5", "scale": "millions", "currency": "USD"}
@@ -279,7 +279,7 @@ def test_long_context_parts_fused_in_rank_order(make_cfg):
     assert num["value"] == 7_500_000 and num["references"] == [{"sha1": A, "page": 2}]
     assert all(c["context_tokens"] <= 1600 for c in num["calls"])
     names = read_json(cfg.run_dir / "06_answer" / "debug" / "q001.json")
-    assert len(names["calls"]) == 3 and names["value"] == ["Company Secretary", "CFO"]
+    assert len(names["calls"]) == 3 and names["value"] == ["General Counsel", "CFO"]
     assert names["references"] == [{"sha1": A, "page": 2}, {"sha1": A, "page": 3}]
 
 
@@ -417,12 +417,12 @@ def test_reasoning_viewer_renders_debug_records(make_cfg):
     ds = make_ds([("Who is the CEO of Acme Corp?", "name")])
     write_retrieval(cfg, "q000", [page(A, 4, PEOPLE, 1.0)])
     run_answer(cfg, ds, progress=False, counter=COUNT,
-               llm=FakeLLM(lambda m, s: {**base([1], step="CEO <signs> the letter"), "final_answer": "Jane Roe"}))
+               llm=FakeLLM(lambda m, s: {**base([1], step="CEO <signs> the letter"), "final_answer": "Joan Poe"}))
     d = read_json(cfg.run_dir / "06_answer" / "debug" / "q000.json")
     html = render_debug_html(d)
-    assert "Jane Roe" in html and "CEO &lt;signs&gt; the letter" in html and "&#10003;" in html
+    assert "Joan Poe" in html and "CEO &lt;signs&gt; the letter" in html and "&#10003;" in html
     widget = reasoning_viewer(cfg, ds)
-    assert "Jane Roe" in widget.children[1].value
+    assert "Joan Poe" in widget.children[1].value
 
 
 @pytest.mark.parametrize("require,expected", [(True, "N/A"), (False, 999_999_000)])

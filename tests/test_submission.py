@@ -17,13 +17,15 @@ def rec(kind, value, pages=(3,), text="Q?"):
 
 def test_build_and_write_valid_submission(tmp_path):
     records = [rec("number", 406100000), rec("number", "N/A", ()), rec("boolean", True), rec("name", "Jane Roe"),
-               rec("names", ["CFO", "CEO"]), rec("comparative", "Acme Corp"), rec("boolean", "N/A", ())]
+               rec("names", ["CFO", "CEO"]), rec("comparative", "Acme Corp"), rec("boolean", "N/A", ()),
+               rec("boolean", None, ())]
     sub = build_submission(records, "team@example.com", "run-1")
     path = write_submission(tmp_path / "submission.json", sub)
     data = json.loads(path.read_text())
     assert set(data) == {"team_email", "submission_name", "answers"}
     vals = [a["value"] for a in data["answers"]]
-    assert vals == [406100000.0, "N/A", True, "Jane Roe", ["CFO", "CEO"], "Acme Corp", False]
+    # A boolean N/A (06: a question routed to no single report, issue 33) stays N/A; an unanswered one is False.
+    assert vals == [406100000.0, "N/A", True, "Jane Roe", ["CFO", "CEO"], "Acme Corp", "N/A", False]
     assert isinstance(vals[0], float)
     assert data["answers"][0]["references"] == [{"pdf_sha1": SHA, "page_index": 2}]  # page 3 -> index 2
 

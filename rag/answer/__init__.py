@@ -43,8 +43,9 @@ from .interpret import finalize_references, is_answer
 from .prompts import NA, prompt_version
 from ..core.records import AnswerRecord, RetrievalRecord
 from .submission import build_submission, write_submission
+from ..retrieve import routing_na_reason
 
-CODE_VERSION = "06-answer-4"  # 4: sentence candidates, N/A threshold, whole-word percentage questions
+CODE_VERSION = "06-answer-5"  # 4: sentence candidates, N/A threshold, whole-word percentage questions; 5: unrouted/ambiguous questions N/A, names checked on pages
 STAGE = "06_answer"
 SUBMISSION = "submission.json"
 
@@ -63,7 +64,11 @@ def answer_question(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: Ret
     out: dict[str, Any] = {"qid": q.qid, "question_text": q.text, "kind": q.kind, "routed": sha1s,
                            "retrieved": [page_row(p) for p in pages], "code_version": CODE_VERSION}
     na = False if q.kind == "boolean" else NA
-    if q.kind == "comparative":
+    routing_na = routing_na_reason(rec)
+    if routing_na:  # no company named, or several reports fit: N/A with the reason, never false or a guess
+        out["prompt_version"] = {}
+        out.update(value=NA, references=[], na_reason=routing_na)
+    elif q.kind == "comparative":
         out["prompt_version"] = {k: prompt_version(k, prompts_dir(cfg)) for k in ("number", "comparative")}
         if not sha1s and not rec.sub_questions:
             out.update(value=NA, references=[], na_reason="no report routed")

@@ -118,11 +118,13 @@ def part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[CtxP
     if kind == "names":
         if isinstance(v, list):
             v = list(dict.fromkeys(x.strip() for x in v if x and x.strip() and x.strip().upper() != NA))
-        return _evented(cfg, v or NA, part, question, company)
+        return _printed_name(cfg, kind, *_evented(cfg, v or NA, part, question, company), cited, part)
     if kind in ("name", "comparative"):
         v = (v or "").strip()
         v = NA if not v or v.upper() == NA else v
-        return _evented(cfg, v, part, question, company) if kind == "name" else (v, {})
+        if kind == "name":
+            return _printed_name(cfg, kind, *_evented(cfg, v, part, question, company), cited, part)
+        return v, {}
     return _evented_true(cfg, bool(v), cited or part, question, company)
 
 
@@ -154,6 +156,18 @@ def _evented(cfg: RunConfig, value: Any, part: list[CtxPage], question: str, com
     if not kept:
         return NA, {**info, "na_reason": "no context page states the asked event next to the name"}
     return (kept if isinstance(value, list) else kept[0]), info
+
+
+def _printed_name(cfg: RunConfig, kind: str, value: Any, info: dict[str, Any], cited: list[CtxPage],
+                  part: list[CtxPage]) -> tuple[Any, dict[str, Any]]:
+    """Names checked like numbers (rag.answer.name_check): an entry printed on no page of the part (cited
+    pages first) or copied from a prompt's example answer is dropped; none left -> N/A."""
+    from .fuse import prompts_dir
+    from .name_check import check_names, example_answers
+
+    pages = cited + [p for p in part if p not in cited]
+    value, checked = check_names(kind, value, [p.text for p in pages], example_answers(prompts_dir(cfg)))
+    return value, {**info, **checked}
 
 
 def pages_holding(kind: str, value: Any, info: dict[str, Any], part: list[CtxPage]) -> list[CtxPage]:

@@ -7,7 +7,8 @@ Format (Enterprise RAG Challenge, round 2)::
                   [{"pdf_sha1": str, "page_index": int}]}]}
 
 ``page_index`` is the 0-based physical page (= ``page - 1``); this is one of the two places in
-``rag`` that speak 0-based pages. Values by kind: number -> float or "N/A"; boolean -> true/false;
+``rag`` that speak 0-based pages. Values by kind: number -> float or "N/A"; boolean -> true/false (or
+"N/A" for a question that names no company of the dataset, as ERC's own schema allows for any kind);
 name -> str or "N/A"; names -> list of str or "N/A"; comparative -> company name or "N/A".
 """
 from __future__ import annotations
@@ -47,7 +48,7 @@ class SubmissionAnswer(BaseModel):
         ok = {
             "number": (v == NA) or (isinstance(v, (int, float)) and not isinstance(v, bool)
                                     and math.isfinite(v)),
-            "boolean": isinstance(v, bool),
+            "boolean": isinstance(v, bool) or v == NA,  # N/A: a question routed to no single report
             "name": v == NA or (isinstance(v, str) and bool(v.strip())),
             "comparative": v == NA or (isinstance(v, str) and bool(v.strip())),
             "names": v == NA or (isinstance(v, list) and len(v) > 0
@@ -84,8 +85,9 @@ def validate_submission(obj: dict[str, Any]) -> Submission:
 def export_value(kind: str, value: Any) -> Any:
     """Answer-record value -> the value the ERC format wants for ``kind`` (None/empty -> "N/A")."""
     if kind == "boolean":
-        # "If there is no mention, return False": an unanswered boolean exports as False.
-        return value if isinstance(value, bool) else False
+        # "If there is no mention, return False": an unanswered boolean exports as False; "N/A" stays
+        # (06 sets it only for a question routed to no single report: nothing was read, nothing to deny).
+        return value if isinstance(value, bool) or value == NA else False
     if value is None or value == NA or value == [] or value == "":
         return NA
     if kind == "number":

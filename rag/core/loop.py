@@ -110,8 +110,12 @@ PARENT_POLL_S = 1.0
 
 def watch_parent(parent_pid: int, poll_s: float) -> None:
     """Worker initializer: a daemon thread exits this process (``os._exit``, no cleanup that could block)
-    as soon as its parent is gone (re-parented: ``getppid()`` no longer ``parent_pid``)."""
+    as soon as its parent is gone (re-parented: ``getppid()`` no longer ``parent_pid``). Ctrl-C (SIGINT to
+    the terminal's process group) ends a worker at once and quietly: the parent reports the interrupt."""
+    import signal
     import threading
+
+    signal.signal(signal.SIGINT, lambda *_: os._exit(130))
 
     def watch() -> None:
         while os.getppid() == parent_pid:
@@ -155,12 +159,18 @@ class LocalExecutor:
                                        initializer=watch_parent, initargs=(os.getpid(), PARENT_POLL_S))
         with pool:
             futs: dict[Future, Item] = {pool.submit(_call, fn, it): it for it in items}
-            for f in as_completed(futs):
-                try:
-                    out, secs = f.result()
-                except Exception as e:  # the worker process died (killed, out of memory)
-                    out, secs = ItemError(f"worker died: {type(e).__name__}: {e}"), 0.0
-                yield futs[f], out, secs
+            try:
+                for f in as_completed(futs):
+                    try:
+                        out, secs = f.result()
+                    except Exception as e:  # the worker process died (killed, out of memory)
+                        out, secs = ItemError(f"worker died: {type(e).__name__}: {e}"), 0.0
+                    yield futs[f], out, secs
+            except (KeyboardInterrupt, GeneratorExit):  # Ctrl-C: no queued item starts, no worker outlives us
+                for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                    proc.terminate()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
 
 
 ExecutorFactory = Callable[[str, int], Executor]
@@ -277,6 +287,10 @@ def run_items(stage, items: Sequence[Item], work: Callable[[Item], Result], *, e
     ex = executor or _default_executor(stage.cfg)
     if todo and hasattr(ex, "describe"):
         stage.execution = ex.describe()  # into the manifest (executor, cluster size)
+    from .run_guard import note_progress
+
+    note = lambda: note_progress(stage.cfg.run_dir, stage.name, len(outcomes), len(items))  # noqa: E731
+    note()  # for the interrupt message: "interrupted at <stage> (<n> of <m> items done)"
     if progress:
         n_blocked = sum(o.status == "blocked" for o in outcomes.values())
         print(f"[{stage.name}] {len(items)} items ({unit}): {len(todo)} to run, {len(outcomes) - n_blocked} current, "
@@ -296,6 +310,7 @@ def run_items(stage, items: Sequence[Item], work: Callable[[Item], Result], *, e
                 stage.mark_done(it.id, it.key, usage=usage.as_dict(), **out.info)
                 outcomes[it.id] = Outcome(it, "ran", out.info, usage, round(secs, 3))
             bar.update(failed=outcomes[it.id].status == "failed")
+            note()
     finally:
         bar.close()
     return {it.id: outcomes[it.id] for it in items}

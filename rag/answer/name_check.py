@@ -1,0 +1,94 @@
+"""Name answers checked against the pages, as numbers are: a name must be printed on a page it cites.
+
+A small model asked for a name the report does not print often copies the one-shot example's answer
+("Jane Roe" of ``prompts/examples/name.txt``) or writes a plausible name of its own. Numbers already stand
+only when a cited page prints the figure; names get the same rule here.
+
+Contracts:
+- ``example_answers(prompts_dir) -> frozenset[str]``: the ``final_answer`` strings (and list entries) of
+  every ``prompts/examples/*.txt``, as :func:`name_key` s. Such an answer is never returned, whatever the
+  pages print (the one-shot examples are not about the asked company).
+- ``printed_on(name, texts) -> bool``: the name's words, case-folded, appear one after another on one of
+  the texts (punctuation, line breaks, a possessive "'s" and a word split by a hyphen at a line end do
+  not matter; other words in between do).
+- ``check_names(kind, value, texts, examples) -> (value, info)``: for ``name``/``names`` answers, the
+  entries that are an example answer or printed on none of ``texts`` are dropped (``info["name_dropped"]``
+  = ``{entry: reason}``); none left -> ``"N/A"`` with ``info["na_reason"]``. Other kinds and N/A pass
+  unchanged with ``{}``.
+"""
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from .prompts import NA
+
+_WORD = re.compile(r"\w+")
+_LINE_HYPHEN = re.compile(r"(\w)-\s*\n\s*(\w)")  # "Exec-\nutive" -> "Executive"
+
+
+def name_key(text: str) -> tuple[str, ...]:
+    """Case-folded word tokens (NFKC; punctuation and a possessive "'s" dropped)."""
+    t = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'")
+    t = re.sub(r"'s\b", "", _LINE_HYPHEN.sub(r"\1\2", t))
+    return tuple(_WORD.findall(t))
+
+
+def _contains(hay: Sequence[str], needle: Sequence[str]) -> bool:
+    n = len(needle)
+    return n > 0 and any(hay[i:i + n] == tuple(needle) for i in range(len(hay) - n + 1) if hay[i] == needle[0])
+
+
+def printed_on(name: str, texts: Iterable[str]) -> bool:
+    """See module docstring."""
+    key = name_key(name)
+    return any(_contains(name_key(t), key) for t in texts)
+
+
+@lru_cache(maxsize=8)
+def _examples(root: str, stamp: tuple[tuple[str, float], ...]) -> frozenset[tuple[str, ...]]:
+    out: set[tuple[str, ...]] = set()
+    for path, _ in stamp:
+        text = Path(path).read_text(encoding="utf-8")
+        for block in re.split(r"^--- answer\s*$", text, flags=re.M)[1:]:
+            body = re.split(r"^--- \w+\s*$", block, maxsplit=1, flags=re.M)[0].strip()
+            try:
+                final = json.loads(body).get("final_answer")
+            except (ValueError, AttributeError):
+                continue
+            for v in final if isinstance(final, list) else [final]:
+                if isinstance(v, str) and v.strip() and v.strip().upper() != NA:
+                    out.add(name_key(v))
+    return frozenset(out)
+
+
+def example_answers(prompts_dir: Path | str) -> frozenset[tuple[str, ...]]:
+    """See module docstring (re-read when an example file changes)."""
+    files = sorted((Path(prompts_dir) / "examples").glob("*.txt"))
+    return _examples(str(prompts_dir), tuple((str(p), p.stat().st_mtime) for p in files))
+
+
+def check_names(kind: str, value: Any, texts: Sequence[str],
+                examples: frozenset[tuple[str, ...]] = frozenset()) -> tuple[Any, dict[str, Any]]:
+    """See module docstring."""
+    if kind not in ("name", "names") or value == NA or not isinstance(value, (str, list)):
+        return value, {}
+    names = value if isinstance(value, list) else [value]
+    dropped: dict[str, str] = {}
+    for n in names:
+        if name_key(n) in examples:
+            dropped[n] = "the prompt's example answer"
+        elif not printed_on(n, texts):
+            dropped[n] = "printed on no cited page"
+    if not dropped:
+        return value, {}
+    kept = [n for n in names if n not in dropped]
+    info: dict[str, Any] = {"name_dropped": dropped}
+    if not kept:
+        why = "; ".join(f"{n!r}: {r}" for n, r in dropped.items())
+        return NA, {**info, "na_reason": f"name not on the pages ({why})"}
+    return (kept if isinstance(value, list) else kept[0]), info

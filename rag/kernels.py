@@ -1,0 +1,111 @@
+"""The Jupyter kernels a headless run starts (papermill): local IPC sockets, and stopped on Ctrl-C.
+
+Contracts:
+- :class:`RunKernelManager` (papermill's ``kernel_manager_class``): the kernel talks to the run over
+  Unix-domain (IPC) sockets next to its connection file instead of TCP ports on localhost. Nothing
+  leaves the machine, no port can be taken by another process, and the kernel has no reason to print
+  ``[IPKernelApp] WARNING | Kernel is running over TCP without encryption`` (8 times a run before).
+  Nothing is filtered: every other warning a kernel prints still reaches the console.
+- ``stop_kernels()``: kills the process group of every kernel this process started and has not shut
+  down (a Ctrl-C leaves papermill no chance to): the kernel and what it started in its group (pool
+  workers); a model server it started watches its parent and exits with it. The requests papermill was
+  awaiting are cancelled (no "Kernel died" traceback at exit). Called by the CLI on interrupts; harmless
+  when none runs.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from jupyter_client.manager import AsyncKernelManager
+
+_LIVE: set["RunKernelManager"] = set()
+STOP_GRACE_S = 3.0  # seconds between SIGTERM and SIGKILL of a kernel's process group
+
+
+class RunKernelManager(AsyncKernelManager):
+    """A kernel manager whose kernels use IPC transport and are remembered until shut down."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("transport", "ipc")
+        super().__init__(**kwargs)
+
+    async def start_kernel(self, **kwargs) -> None:  # type: ignore[override]
+        await super().start_kernel(**kwargs)
+        _LIVE.add(self)
+
+    async def shutdown_kernel(self, *args, **kwargs) -> None:  # type: ignore[override]
+        try:
+            await super().shutdown_kernel(*args, **kwargs)
+        finally:
+            _LIVE.discard(self)
+
+    def kernel_pid(self) -> int | None:
+        prov = getattr(self, "provisioner", None)
+        return getattr(prov, "pid", None) or getattr(getattr(prov, "process", None), "pid", None)
+
+
+def _alive(pid: int) -> bool:
+    from .models.managed_server import _pid_alive
+
+    if not _pid_alive(pid):
+        return False
+    # A zombie (our unreaped child) counts as gone.
+    try:
+        return os.waitpid(pid, os.WNOHANG) == (0, 0)
+    except ChildProcessError:
+        return True
+
+
+def stop_kernels() -> list[int]:
+    """Kill every live kernel's process group (SIGTERM, then SIGKILL after :data:`STOP_GRACE_S`); returns
+    their PIDs. The kernels' connection files and IPC sockets are removed."""
+    pids = []
+    for km in list(_LIVE):
+        pid = km.kernel_pid()
+        if pid:
+            pids.append(pid)
+            try:
+                os.killpg(pid, signal.SIGTERM)  # launched with start_new_session: its group id is its PID
+            except (ProcessLookupError, PermissionError):
+                pass
+    deadline = time.monotonic() + STOP_GRACE_S
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in pids:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    if pids:
+        _drop_pending_requests()
+    for km in list(_LIVE):
+        try:
+            km.cleanup_connection_file()
+            km.cleanup_ipc_files()
+        except Exception:  # noqa: BLE001 - best effort: leftover files in the runtime folder are harmless
+            pass
+        _LIVE.discard(km)
+    return pids
+
+
+def _drop_pending_requests() -> None:
+    """Cancel what papermill was awaiting when Ctrl-C left its event loop (the execute request of the kernel
+    just killed): otherwise nbclient's exit-time cleanup runs the loop again, the request finds its kernel
+    dead and prints "Kernel died ..." with a DeadKernelError traceback after the interrupt line."""
+    import asyncio
+
+    from jupyter_core.utils import ensure_event_loop
+
+    try:
+        loop = ensure_event_loop()
+        if loop.is_running() or loop.is_closed():
+            return
+        tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            loop.run_until_complete(asyncio.wait(tasks, timeout=STOP_GRACE_S))
+    except Exception:  # noqa: BLE001 - best effort: the kernels are gone either way
+        pass
