@@ -20,25 +20,20 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .core.stages import NOTEBOOKS, PIPELINE, STAGES as STAGE_SPECS  # 08_label is a notebook only
 from .core.config import PROJECT_ROOT, RunConfig, load_config
 from .core.dataset import Dataset, load_dataset
 
-NOTEBOOKS = ("01_parse", "02_clean", "03_chunk", "04_index", "05_retrieve", "06_answer", "07_evaluate", "08_label")
 DEMO_DIR = "data/demo"
 
 
 def stage_functions() -> dict[str, Callable[..., Any]]:
-    """Stage name -> ``run_<stage>(cfg, ds, progress)``; imported lazily (heavy dependencies)."""
-    from .answer import run_answer
-    from .chunk import run_chunk
-    from .clean import run_clean
-    from .evaluate import run_evaluate
-    from .index import run_index
-    from .parse import run_parse
-    from .retrieve import run_retrieve
+    """Stage name -> ``run_<stage>(cfg, ds, progress)`` for every stage of the registry's pipeline;
+    imported lazily (heavy dependencies)."""
+    import importlib
 
-    return {"01_parse": run_parse, "02_clean": run_clean, "03_chunk": run_chunk, "04_index": run_index,
-            "05_retrieve": run_retrieve, "06_answer": run_answer, "07_evaluate": run_evaluate}
+    return {name: getattr(importlib.import_module(STAGE_SPECS[name].module), STAGE_SPECS[name].run_function)
+            for name in PIPELINE}
 
 
 def parse_set(items: Sequence[str]) -> dict[str, Any]:
@@ -73,7 +68,7 @@ def prepare(preset: str, data_dir: str | None, run: str | None, overrides: dict[
     return cfg, ds
 
 
-def run_direct(cfg: RunConfig, ds: Dataset, stages: Sequence[str] = NOTEBOOKS[:-1], progress: bool = True) -> dict:
+def run_direct(cfg: RunConfig, ds: Dataset, stages: Sequence[str] = PIPELINE, progress: bool = True) -> dict:
     """Run stage functions in order; returns {stage: summary DataFrame}."""
     fns = stage_functions()
     out = {}
@@ -217,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--strict", action="store_true",
                     help="exit 1 when any item failed (default: exit 0 with a warning summary)")
     a = ap.parse_args(argv)
-    known = NOTEBOOKS[:-1] if a.direct else NOTEBOOKS  # 08_label is a notebook only
+    known = PIPELINE if a.direct else NOTEBOOKS  # 08_label is a notebook only
     stages = a.stages.split(",") if a.stages else list(known)
     bad = [s for s in stages if s not in known]
     if bad:  # a typo must not run 01 first and then fail on an unknown name

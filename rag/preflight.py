@@ -26,13 +26,18 @@ import sys
 from functools import lru_cache
 from typing import Sequence
 
+from .core.stages import names
+
 FIX = ("Fix: on the CUDA machine run `make gpu` (CUDA torch + torchvision, vLLM, docling's weights in "
        "data/models/docling), or run without the GPU parts: --set parse.pipeline=native --set device=cpu")
 # Seconds the torchvision import check may take (a cold import of torch + torchvision from disk).
 _IMPORT_TIMEOUT_S = 300
-_PARSE_STAGES = {"01_parse"}
-_DEVICE_STAGES = {"01_parse", "02_clean", "03_chunk", "04_index", "05_retrieve", "06_answer"}
-_LLM_STAGES = {"02_clean", "05_retrieve", "06_answer"}
+# From the stage registry: the parser's stage, the stages that run a model on cfg.device, and those that may
+# call the chat model under some config (which config: rag.core.deps.llm_uses; here any may, so the check
+# is coarser on purpose: a vLLM that is not installed is reported before any of them starts).
+_PARSE_STAGES = set(names(package="parse"))
+_DEVICE_STAGES = set(names(on_device=True))
+_LLM_STAGES = set(names(may_call_llm=True))
 
 
 class SetupError(RuntimeError):

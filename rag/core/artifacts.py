@@ -27,17 +27,11 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
+from . import stages as _stages
 from .config import RunConfig
 
-STAGES = {
-    "01_parse": "parse",
-    "02_clean": "clean",
-    "03_chunk": "chunk",
-    "04_index": "index",
-    "05_retrieve": "retrieve",
-    "06_answer": "answer",
-    "07_evaluate": "evaluate",
-}
+# Stage folder -> package, for every stage that writes a folder (declared in rag.core.stages).
+STAGES = {name: _stages.STAGES[name].package for name in _stages.PIPELINE}
 
 # Packages whose versions go into every manifest.
 TRACKED_PACKAGES = (

@@ -17,29 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
-PIPELINE = ("01_parse", "02_clean", "03_chunk", "04_index", "05_retrieve", "06_answer", "07_evaluate")
+from .stages import PIPELINE, STAGES
 
-# Stages whose items a stage reads. 06 reads only 05 (05 records carry the page texts it answers from).
-UPSTREAM: dict[str, tuple[str, ...]] = {
-    "01_parse": (),
-    "02_clean": ("01_parse",),
-    "03_chunk": ("02_clean",),
-    "04_index": ("03_chunk",),
-    "05_retrieve": ("02_clean", "04_index"),
-    "06_answer": ("05_retrieve",),
-    "07_evaluate": ("06_answer", "05_retrieve"),
-}
-
-# Config sections each stage reads itself (before the conditional ones of :func:`sections`).
-OWN_SECTIONS: dict[str, tuple[str, ...]] = {
-    "01_parse": ("parse",),
-    "02_clean": ("clean",),
-    "03_chunk": ("chunk",),
-    "04_index": ("embed", "index"),
-    "05_retrieve": ("retrieve", "rerank"),
-    "06_answer": ("answer", "llm"),
-    "07_evaluate": (),
-}
+# Stages whose items a stage reads, and the config sections each reads itself (before the conditional ones
+# of :func:`sections`): both declared in the stage registry (rag.core.stages).
+UPSTREAM: dict[str, tuple[str, ...]] = {s: STAGES[s].upstream for s in PIPELINE}
+OWN_SECTIONS: dict[str, tuple[str, ...]] = {s: STAGES[s].sections for s in PIPELINE}
 
 # Top-level fields that change what the first stage sees (which corpus, which weights, the seed). Item
 # keys hash the inputs themselves (a PDF's sha1); sharing between runs compares these too.
@@ -76,8 +59,8 @@ PINNED: dict[str, dict[str, Any]] = {"llm": {"concurrency": 1}}
 # size 1000 cannot borrow a folder without it).
 ITEM_AXES: dict[str, tuple[str, ...]] = {"chunk": ("sizes",)}
 
-# 07 re-scores every time (cheap, and it reads this run's own submission): never shared.
-NEVER_SHARED = ("07_evaluate",)
+# 07 re-scores every time (cheap, and it reads this run's own submission): never shared (registry: shared).
+NEVER_SHARED = tuple(s for s in PIPELINE if not STAGES[s].shared)
 
 
 def llm_uses(cfg, stage: str) -> list[str]:
