@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .core.stages import NOTEBOOKS, PIPELINE, STAGES as STAGE_SPECS  # 08_label is a notebook only
-from .core.config import PROJECT_ROOT, RunConfig, load_config
+from .core.config import PROJECT_ROOT, RunConfig, load_config, parse_set  # noqa: F401 - parse_set: CLIs
 from .core.dataset import Dataset, load_dataset
 
 DEMO_DIR = "data/demo"
@@ -34,20 +34,6 @@ def stage_functions() -> dict[str, Callable[..., Any]]:
 
     return {name: getattr(importlib.import_module(STAGE_SPECS[name].module), STAGE_SPECS[name].run_function)
             for name in PIPELINE}
-
-
-def parse_set(items: Sequence[str]) -> dict[str, Any]:
-    """``["a.b=1", "c=[1,2]", "d=none"]`` -> overrides; values parsed as JSON when they parse."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"--set {item!r}: expected KEY=VALUE")
-        try:
-            out[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            out[key] = raw
-    return out
 
 
 def prepare(preset: str, data_dir: str | None, run: str | None, overrides: dict[str, Any] | None,

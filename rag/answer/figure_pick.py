@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, field_validator
 
 from ..core.config import RunConfig
+from .calls import prompts_dir, structured_call
 from .context import CtxPage
 from .figures import NA, Candidate, build_candidates
 
@@ -103,8 +104,6 @@ def parse_pick(parsed: dict[str, Any] | None, n: int) -> int:
 def answer_from_tables(llm: Any, cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
                        counter: Any, company: str = "") -> dict[str, Any] | None:
     """Pick among the table candidates of the top pages; None when there is none (read the pages)."""
-    from .fuse import prompts_dir, structured_call
-
     top = pages[: cfg.answer.figure_pages or cfg.answer.max_pages]
     cands = build_candidates(cfg, question, top, report_currency, company, context_pages=pages)
     if not cands:
