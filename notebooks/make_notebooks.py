@@ -51,7 +51,7 @@ NBS = {
     "from rag.evaluate.plots import stage_costs\nstage_costs(cfg)  # per stage: time, items, tokens, cost (summed item usage records)",
     "from IPython.display import Image\nfor png in sorted((cfg.run_dir / \"07_evaluate\").glob(\"*.png\")):\n    display(Image(filename=str(png)))"]),
  "08_label": ("# 08 · Hand-label answers\nHeadless runs only report label counts; with `interactive=True` the labelling widget opens where you stopped. Labels: `data/<name>/labels.jsonl` (append-only).",
-   ["from rag.labels import label_counts\nlabel_counts(ds)",
+   ["from rag.label import label_counts\nlabel_counts(ds)",
     "if interactive:\n    from rag.widgets.label_widget import label_widget\n    display(label_widget(cfg, ds))"]),
 }
 

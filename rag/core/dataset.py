@@ -10,7 +10,7 @@ Layout (``data/<name>/``)::
     questions.json      [{"text": ..., "kind": number|name|names|boolean|comparative}]
     answers.json        optional gold: {question text: {kind, answers: [value], reference_pools:
                         [["sha1:page_index", ...], ...]}}; page_index is 0-based in the file.
-    labels.jsonl        optional hand labels (see rag.labels)
+    labels.jsonl        optional hand labels (see rag.core.labels)
 
 Page convention: everything inside ``rag`` uses ``page`` = 1-based physical page. The gold loader
 converts the file's 0-based ``page_index`` to 1-based ``page`` once, here.

@@ -76,7 +76,7 @@ def gold_for(ds: Dataset, source: str = "both", labels_path: Path | str | None =
     if source in ("answers", "both"):
         out.update({t: (g, "answers") for t, g in ds.gold.items()})
     if source in ("labels", "both"):
-        from ..labels import labels_as_gold, labels_path as default_path
+        from ..core.labels import labels_as_gold, labels_path as default_path
 
         p = Path(labels_path) if labels_path else default_path(ds)
         if p.exists():
