@@ -120,15 +120,13 @@ def print_outcome(cfg: RunConfig) -> None:
 def run_failures(run_dir: Path, stages: Sequence[str] | None = None) -> dict[str, dict[str, str]]:
     """``{stage: {item: reason}}`` of failed and blocked items, from the stages' manifests (a stage that
     has not run has none)."""
-    from .core.artifacts import STAGES, read_json
+    from .core.artifacts import STAGES, read_manifest
 
     out = {}
     for st in stages or STAGES:
-        path = run_dir / st / "manifest.json"
-        if path.exists():
-            fails = read_json(path).get("failures") or {}
-            if fails:
-                out[st] = dict(fails)
+        fails = (read_manifest(run_dir, st, missing_ok=True) or {}).get("failures") or {}
+        if fails:
+            out[st] = dict(fails)
     return out
 
 

@@ -1,7 +1,9 @@
 """Layers that only point down (issue 30): the import graph of ``rag``, function-level imports included.
 
 core -> nothing above it; models -> core; the stage packages -> models + core (+ the owner readers of
-earlier stages); everything else (pipeline, CLI, ablate, reports, widgets, notebooks' helpers) on top.
+earlier stages); everything else (pipeline, CLI, ablate, widgets, notebooks' helpers) on top. A stage's
+report (``rag.<stage>.report``: what its notebook shows) lives beside its code but sits on top: it may read
+any stage through the owner readers, and no stage code may import it.
 The graph is read with ``ast`` from the source (no import runs), so an import hidden inside a function
 counts like one at the top of a module.
 
@@ -69,11 +71,14 @@ def imports(mods: dict[str, Path]) -> dict[str, set[str]]:
 
 
 def layer(mod: str, stages: dict[str, int]) -> tuple[int, int]:
-    """(layer, stage number): 0 core, 1 models, 2 a stage package (numbered), 3 everything on top.
+    """(layer, stage number): 0 core, 1 models, 2 a stage package (numbered), 3 everything on top (a stage's
+    ``report`` module included).
     The bare ``rag`` package (its ``__init__`` imports nothing) counts as core."""
     parts = mod.split(".")
     if mod == "rag" or parts[1] == "core":
         return 0, 0
+    if parts[-1] == "report":  # display beside its stage, on top of every stage
+        return 3, 0
     if parts[1] == "models":
         return 1, 0
     if parts[1] in stages:

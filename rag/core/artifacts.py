@@ -170,8 +170,12 @@ def _machine() -> dict[str, str]:
 
 
 def run_dir_of(cfg_or_run: RunConfig | Path | str) -> Path:
-    """A run folder from a RunConfig or a path (owner readers accept either)."""
-    return cfg_or_run.run_dir if isinstance(cfg_or_run, RunConfig) else Path(cfg_or_run)
+    """A run folder from a RunConfig or a path (owner readers accept either): a run folder, or one of its
+    stage folders (``outputs/<run>/07_evaluate`` -> ``outputs/<run>``)."""
+    if isinstance(cfg_or_run, RunConfig):
+        return cfg_or_run.run_dir
+    p = Path(cfg_or_run)
+    return p.parent if p.name in STAGES else p
 
 
 def stage_dir(cfg_or_run: RunConfig | Path | str, name: str) -> Path:
@@ -182,6 +186,14 @@ def stage_dir(cfg_or_run: RunConfig | Path | str, name: str) -> Path:
     return d
 
 
-def read_manifest(cfg: RunConfig, name: str) -> dict[str, Any]:
-    return read_json(stage_dir(cfg, name) / "manifest.json")
+MANIFEST = "manifest.json"  # a stage folder's manifest (written by rag.core.stage.Stage.finish)
+
+
+def read_manifest(cfg_or_run: RunConfig | Path | str, name: str, missing_ok: bool = False) -> dict[str, Any] | None:
+    """Stage ``name``'s manifest in a run (RunConfig or run folder). A stage that never finished raises
+    FileNotFoundError naming the folder, or gives None with ``missing_ok``."""
+    path = run_dir_of(cfg_or_run) / name / MANIFEST
+    if missing_ok and not path.exists():
+        return None
+    return read_json(stage_dir(cfg_or_run, name) / MANIFEST)
 
