@@ -20,9 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .core.config import RunConfig
-from .core.dataset import Dataset, Question
-
-KINDS = ("number", "name", "names", "boolean", "comparative")
+from .core.dataset import KINDS, Dataset, Question  # noqa: F401 - KINDS: the CLI's --kind choices
 # Characters of page text shown under each cited page.
 SNIPPET_CHARS = 300
 _BOOLEAN = re.compile(r"^\s*(?:did|does|do|is|are|was|were|has|have|had|will|can|could)\b", re.I)

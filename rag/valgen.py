@@ -22,9 +22,8 @@ import re
 import sys
 from pathlib import Path
 
-import pypdfium2 as pdfium
-
 from .core.dataset import load_dataset
+from .core.pdf import pdf_page_texts
 from .core.labels import append_label, labels_as_gold
 from .label import parse_pages, parse_value  # what the labeller types, parsed as the widget does
 
@@ -249,10 +248,8 @@ def gold_from_labels(questions: list[dict], labels_file: Path) -> dict:
 
 
 def page_texts(pdf: Path, pages: list[int] | None = None) -> list[tuple[int, str]]:
-    """[(1-based page, text)] for ``pages`` (default: every page)."""
-    doc = pdfium.PdfDocument(str(pdf))
-    return [(n, doc[n - 1].get_textpage().get_text_range().replace("\r\n", "\n").replace("\r", "\n"))
-            for n in pages or range(1, len(doc) + 1)]
+    """[(1-based page, text)] for ``pages`` (default: every page); the document is closed (rag.core.pdf)."""
+    return pdf_page_texts(pdf, pages or None)
 
 
 def write_subset(src: Path, out: Path, kinds: list[str], qids: list[str] | None = None) -> int:

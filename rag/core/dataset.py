@@ -24,12 +24,13 @@ import csv
 import hashlib
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-KINDS = ("number", "name", "names", "boolean", "comparative")
+# The answer kinds, spelled once (prompts, submission, labels, ask and the loaders read these).
 Kind = Literal["number", "name", "names", "boolean", "comparative"]
+KINDS: tuple[str, ...] = get_args(Kind)
 SUBSET_COLUMNS = ("sha1", "company_name", "cur")
 # Active ISO 4217 currency codes: anything else in ``cur`` is a shifted column ("Inc.") or a typo ("Euro").
 ISO_CURRENCIES = frozenset("""

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .config import PROJECT_ROOT
-from .dataset import Dataset, Gold, PageRef
+from .dataset import KINDS, Dataset, Gold, PageRef
 
 STATUSES = ("accepted", "corrected", "skipped")
 GOLD_STATUSES = ("accepted", "corrected")
@@ -140,7 +140,7 @@ def labels_as_gold(path: Path | str) -> dict[str, Gold]:
         if rec["status"] not in GOLD_STATUSES:
             continue
         kind = rec.get("kind")
-        if kind not in ("number", "name", "names", "boolean", "comparative"):
+        if kind not in KINDS:
             raise LabelError(f"{path}: label for {text[:60]!r} has no valid 'kind' ({kind!r})")
         pools: dict[str, list[PageRef]] = {}
         for p in rec.get("pages") or []:
