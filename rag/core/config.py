@@ -3,7 +3,7 @@
 Contract:
 - ``load_config(preset, **top_level, overrides={...})`` returns a frozen :class:`RunConfig`.
 - Presets live in ``rag/presets/<name>.toml``; a preset may ``extends = "other"``.
-- Overrides are a mapping whose keys are dotted paths (``"chunk.size": 1000``) or nested
+- Overrides are a mapping whose keys are dotted paths (``"chunk.sizes": [1000]``) or nested
   mappings (``{"chunk": {"size": 1000}}``); ``run.executor`` & co. stand for ``execution.*``. An unknown
   key or a bad value raises :class:`ConfigError` naming the key.
 - Every knob of the pipeline lives here; functions take values from the config, never literals.
@@ -113,7 +113,7 @@ def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any
 
 
 def _nest(overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Turn ``{"chunk.size": 1}`` into ``{"chunk": {"size": 1}}``; nested mappings pass through.
+    """Turn ``{"chunk.sizes": [1]}`` into ``{"chunk": {"sizes": [1]}}``; nested mappings pass through.
     ``run.<field>`` of the execution section is ``execution.<field>`` (``run`` itself is the run's name)."""
     nested: dict[str, Any] = {}
     for key, value in overrides.items():
