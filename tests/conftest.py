@@ -37,7 +37,8 @@ def make_cfg(tmp_path):
     return _make
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
@@ -49,7 +50,7 @@ def _free_port() -> int:
 def standin_llm():
     """The base URL of a stand-in OpenAI-compatible LLM server (tests/standin_llama.py, a real process on
     127.0.0.1 whose answers fit the request's JSON schema): stages run for real, quickly and deterministically."""
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("standin_llama.py")), str(port), "ok", "0",
                              "standin"])
     deadline = time.time() + 30

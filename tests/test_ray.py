@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -25,6 +24,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="ray is not installed: pip install -e '.[cluster]' (make test does)")
 
+from conftest import free_port as _free_port  # noqa: E402
 from rag.core.loop import Item, Json, Result, run_items  # noqa: E402
 from rag.core.ray_executor import NAMESPACE, RayExecutor  # noqa: E402
 from rag.core.stage import Stage  # noqa: E402
@@ -40,14 +40,6 @@ FLOAT_DIGITS = 6
 LOCAL_CPUS = 2  # the local cluster: two worker slots
 START_TIMEOUT_S = 120  # `ray start` on a loaded machine
 RUN_TIMEOUT_S = 300  # one CLI run of 01..06 on the demo corpus
-
-
-def _free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def _env() -> dict[str, str]:
