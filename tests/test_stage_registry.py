@@ -6,6 +6,8 @@ while spying on every owner reader of every stage package (``load_*``, ``item_st
 ``page_texts``, ``submission_path``, ...) and on the two core functions that open a stage folder by name
 (``rag.core.artifacts.stage_dir``, ``rag.core.stage.item_state``). A read is charged to the running stage
 only when its own code makes it (a reader of stage X calling a reader of stage Y is X's business).
+Manifests (``artifacts.read_manifest``: run metadata, read by 07's cost table for every stage) are not
+items and are not counted.
 """
 from __future__ import annotations
 

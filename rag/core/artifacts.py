@@ -190,10 +190,13 @@ MANIFEST = "manifest.json"  # a stage folder's manifest (written by rag.core.sta
 
 
 def read_manifest(cfg_or_run: RunConfig | Path | str, name: str, missing_ok: bool = False) -> dict[str, Any] | None:
-    """Stage ``name``'s manifest in a run (RunConfig or run folder). A stage that never finished raises
-    FileNotFoundError naming the folder, or gives None with ``missing_ok``."""
+    """Stage ``name``'s manifest in a run (RunConfig or run folder): run metadata (time, tokens, counts,
+    failures), not the stage's items. A stage that never ran raises FileNotFoundError naming the folder, or
+    gives None with ``missing_ok``."""
     path = run_dir_of(cfg_or_run) / name / MANIFEST
+    if not path.parent.exists() and not missing_ok:
+        raise FileNotFoundError(f"{path.parent} does not exist: run stage {name} first")
     if missing_ok and not path.exists():
         return None
-    return read_json(stage_dir(cfg_or_run, name) / MANIFEST)
+    return read_json(path)
 
