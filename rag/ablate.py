@@ -48,6 +48,7 @@ from .ablate_grid import expand_grid, parse_axis, slug, variant_overrides
 from .core.artifacts import STAGES, hash_key, write_bytes_atomic, write_json_atomic, write_text_atomic
 from .core.config import RunConfig, load_config
 from .core import deps
+from .core.stages import names
 from .core.dataset import Dataset
 
 PIPELINE = deps.PIPELINE
@@ -158,7 +159,7 @@ def run_variant(v: Variant, ds: Dataset, stages: Sequence[str], stage_fns: Mappi
     v.ran_seconds = round(time.perf_counter() - t0, 2)
 
 
-SEEDABLE = ("01_parse", "02_clean", "03_chunk", "04_index")
+SEEDABLE = names(seedable=True)  # the per-report stages (rag.core.stages)
 
 
 def _seed(v: Variant, seed_run: str, stages: Sequence[str], progress: bool) -> None:

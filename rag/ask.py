@@ -3,8 +3,8 @@
 Contracts:
 - ``infer_kind(text, n_companies) -> kind``: the ERC answer kind a question asks for, from its wording
   (``--kind`` overrides): several companies named -> comparative; "Did/Does/Is/Has ..." -> boolean;
-  "names/titles/list/what are the" -> names; "who ..." or "name/title" -> name; else number. On
-  erc2-dev + erc2-val (132 questions) see tests/test_ask.py.
+  "names/titles/list/what are the" -> names; "who ..." or "name/title" -> name; else number
+  (tests/test_cli.py checks these rules on example wordings).
 - ``ask(cfg, ds, text, kind=None, llm=None, counter=None) -> AskResult``: routes, retrieves and answers
   like stages 05 and 06 (``retrieve_question`` / ``answer_question``: same config, same model cache) but
   writes no stage artifact. The dataset's reports must be indexed (``ensure_indexed`` runs 01-04, which
@@ -20,9 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .core.config import RunConfig
-from .core.dataset import Dataset, Question
-
-KINDS = ("number", "name", "names", "boolean", "comparative")
+from .core.dataset import KINDS, Dataset, Question  # noqa: F401 - KINDS: the CLI's --kind choices
 # Characters of page text shown under each cited page.
 SNIPPET_CHARS = 300
 _BOOLEAN = re.compile(r"^\s*(?:did|does|do|is|are|was|were|has|have|had|will|can|could)\b", re.I)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .core.dataset import DatasetError, sha1_of
+from .core.pdf import pdf_page_texts
 from .retrieve.route import normalize_tokens
 
 FIRST_PAGES = 20  # company and currency are read here: cover, contents, letters, 10-K cover page
@@ -63,16 +64,10 @@ class InitResult:
 def page_texts(pdf: Path, n: int = MAX_PAGES) -> list[str]:
     """Text of the first ``n`` pages (pypdfium2: fast, no layout analysis). Raises pypdfium2's
     PdfiumError (or OSError) on a file that is not a readable PDF."""
-    import pypdfium2 as pdfium
-
-    doc = pdfium.PdfDocument(str(pdf))
-    try:
-        if len(doc) == 0:
-            raise ValueError("the PDF has no pages")
-        return [doc[i].get_textpage().get_text_range().replace("\r\n", "\n").replace("\r", "\n")
-                for i in range(min(n, len(doc)))]
-    finally:
-        doc.close()
+    texts = [text for _, text in pdf_page_texts(pdf, first=n)]
+    if not texts:
+        raise ValueError("the PDF has no pages")
+    return texts
 
 
 # ---- company name ---------------------------------------------------------------------------------

@@ -10,6 +10,13 @@ from .core.config import RunConfig
 from .core.dataset import Dataset
 
 MAX_ROWS = 500  # per-question tables of a full round (100+ questions) show every row
+QUESTION_CHARS = 90  # question text shown in the per-question tables (rag.<stage>.report)
+
+
+def short(text: str, n: int) -> str:
+    """``text`` on one line, cut to ``n`` characters with an ellipsis."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def setup(preset: str, data_dir: str, run: str, overrides: dict[str, Any] | None = None,
@@ -41,7 +48,7 @@ def show_page_figure(cfg: RunConfig, ds: Dataset) -> None:
     """Display 01's figure: the parsed page with the most tables, table boxes drawn (nothing when none)."""
     from IPython.display import Image, display
 
-    from .reports import page_with_tables_png
+    from .parse.report import page_with_tables_png
 
     fig = page_with_tables_png(cfg, ds)
     if fig is None:

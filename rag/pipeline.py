@@ -25,39 +25,20 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .core.config import PROJECT_ROOT, RunConfig, load_config
+from .core.stages import NOTEBOOKS, PIPELINE, STAGES as STAGE_SPECS  # 08_label is a notebook only
+from .core.config import PROJECT_ROOT, RunConfig, load_config, parse_set  # noqa: F401 - parse_set: CLIs
 from .core.dataset import Dataset, load_dataset
 
-NOTEBOOKS = ("01_parse", "02_clean", "03_chunk", "04_index", "05_retrieve", "06_answer", "07_evaluate", "08_label")
 DEMO_DIR = "data/demo"
 
 
 def stage_functions() -> dict[str, Callable[..., Any]]:
-    """Stage name -> ``run_<stage>(cfg, ds, progress)``; imported lazily (heavy dependencies)."""
-    from .answer import run_answer
-    from .chunk import run_chunk
-    from .clean import run_clean
-    from .evaluate import run_evaluate
-    from .index import run_index
-    from .parse import run_parse
-    from .retrieve import run_retrieve
+    """Stage name -> ``run_<stage>(cfg, ds, progress)`` for every stage of the registry's pipeline;
+    imported lazily (heavy dependencies)."""
+    import importlib
 
-    return {"01_parse": run_parse, "02_clean": run_clean, "03_chunk": run_chunk, "04_index": run_index,
-            "05_retrieve": run_retrieve, "06_answer": run_answer, "07_evaluate": run_evaluate}
-
-
-def parse_set(items: Sequence[str]) -> dict[str, Any]:
-    """``["a.b=1", "c=[1,2]", "d=none"]`` -> overrides; values parsed as JSON when they parse."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"--set {item!r}: expected KEY=VALUE")
-        try:
-            out[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            out[key] = raw
-    return out
+    return {name: getattr(importlib.import_module(STAGE_SPECS[name].module), STAGE_SPECS[name].run_function)
+            for name in PIPELINE}
 
 
 def make_config(preset: str, data_dir: str | None, run: str | None, overrides: dict[str, Any] | None) -> RunConfig:
@@ -88,7 +69,7 @@ def prepare(preset: str, data_dir: str | None, run: str | None, overrides: dict[
     return cfg, ds
 
 
-def run_direct(cfg: RunConfig, ds: Dataset, stages: Sequence[str] = NOTEBOOKS[:-1], progress: bool = True) -> dict:
+def run_direct(cfg: RunConfig, ds: Dataset, stages: Sequence[str] = PIPELINE, progress: bool = True) -> dict:
     """Run stage functions in order; returns {stage: summary DataFrame}."""
     fns = stage_functions()
     out = {}
@@ -166,15 +147,13 @@ def print_outcome(cfg: RunConfig) -> None:
 def run_failures(run_dir: Path, stages: Sequence[str] | None = None) -> dict[str, dict[str, str]]:
     """``{stage: {item: reason}}`` of failed and blocked items, from the stages' manifests (a stage that
     has not run has none)."""
-    from .core.artifacts import STAGES, read_json
+    from .core.artifacts import STAGES, read_manifest
 
     out = {}
     for st in stages or STAGES:
-        path = run_dir / st / "manifest.json"
-        if path.exists():
-            fails = read_json(path).get("failures") or {}
-            if fails:
-                out[st] = dict(fails)
+        fails = (read_manifest(run_dir, st, missing_ok=True) or {}).get("failures") or {}
+        if fails:
+            out[st] = dict(fails)
     return out
 
 
@@ -291,7 +270,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m rag.pipeline"
     ap.add_argument("--wait", action="store_true",
                     help="when another run writes the same outputs/<run>/, wait for it instead of stopping")
     a = ap.parse_args(argv)
-    known = NOTEBOOKS[:-1] if a.direct else NOTEBOOKS  # 08_label is a notebook only
+    known = PIPELINE if a.direct else NOTEBOOKS  # 08_label is a notebook only
     stages = a.stages.split(",") if a.stages else list(known)
     bad = [s for s in stages if s not in known]
     if bad:  # a typo must not run 01 first and then fail on an unknown name

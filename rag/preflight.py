@@ -20,58 +20,21 @@ CLI: ``python -m rag.preflight --preset gpu [--set KEY=VALUE ...]`` (exit 0 / 2)
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import subprocess
 import sys
-from functools import lru_cache
 from typing import Sequence
 
-FIX = ("Fix: on the CUDA machine run `make gpu` (CUDA torch + torchvision, vLLM, docling's weights in "
-       "data/models/docling), or run without the GPU parts: --set parse.pipeline=native --set device=cpu")
-# Seconds the torchvision import check may take (a cold import of torch + torchvision from disk).
-_IMPORT_TIMEOUT_S = 300
-_PARSE_STAGES = {"01_parse"}
-_DEVICE_STAGES = {"01_parse", "02_clean", "03_chunk", "04_index", "05_retrieve", "06_answer"}
-_LLM_STAGES = {"02_clean", "05_retrieve", "06_answer"}
+# The error, its message and the fix live below the layers that raise them (run_parse refuses with the same
+# SetupError); torchvision's import check is the model layer's, docling's the parse stage's. Re-exported here.
+from .core.errors import SETUP_FIX as FIX, SetupError, setup_message as message  # noqa: F401
+from .core.stages import names
+from .models.base import torchvision_problem  # noqa: F401
 
-
-class SetupError(RuntimeError):
-    """The run cannot start as configured; the message says what is missing and how to get it."""
-
-
-@lru_cache(maxsize=4)
-def torchvision_problem(python: str = sys.executable) -> str:
-    """"" when torchvision imports beside torch in ``python`` (with its ops), else why not, in one line."""
-    if importlib.util.find_spec("torchvision") is None:
-        return "torchvision is not installed (docling's TableFormer needs it)"
-    code = "import torch, torchvision; from torchvision.ops import nms; print(torch.__version__, torchvision.__version__)"
-    try:
-        r = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=_IMPORT_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return f"importing torchvision took over {_IMPORT_TIMEOUT_S}s"
-    if r.returncode == 0:
-        return ""
-    lines = [ln.strip() for ln in (r.stderr or r.stdout).splitlines() if ln.strip()]
-    return f"torchvision is installed but does not import beside this torch ({lines[-1][:200] if lines else r.returncode})"
-
-
-def parse_problems(cfg) -> list[str]:
-    """What docling's full pipeline lacks under ``cfg`` (torchvision, weights, the CUDA it was asked to use)."""
-    from .models.device import cuda_problem
-    from .parse import weights_found
-
-    out = []
-    tv = torchvision_problem()
-    if tv:
-        out.append(tv)
-    ok, where = weights_found(cfg.parse)
-    if not ok:
-        out.append(f"docling's layout + TableFormer weights are missing ({where}; parse.artifacts_path)")
-    if cfg.parse.device and cfg.parse.device != "auto":
-        dev = cuda_problem(cfg.parse.device, "parse.device")
-        if dev:
-            out.append(dev)
-    return out
+# From the stage registry: the parser's stage, the stages that run a model on cfg.device, and those that may
+# call the chat model under some config (which config: rag.core.deps.llm_uses; here any may, so the check
+# is coarser on purpose: a vLLM that is not installed is reported before any of them starts).
+_PARSE_STAGES = set(names(package="parse"))
+_DEVICE_STAGES = set(names(on_device=True))
+_LLM_STAGES = set(names(may_call_llm=True))
 
 
 def problems(cfg, stages: Sequence[str] | None = None) -> list[str]:
@@ -81,6 +44,8 @@ def problems(cfg, stages: Sequence[str] | None = None) -> list[str]:
     stages = set(stages) if stages is not None else _DEVICE_STAGES | _PARSE_STAGES
     out: list[str] = []
     if stages & _PARSE_STAGES and cfg.parse.pipeline == "standard":
+        from .parse.setup_check import parse_problems
+
         out += parse_problems(cfg)
     if stages & _DEVICE_STAGES:
         dev = cuda_problem(cfg.device, "device")
@@ -97,10 +62,6 @@ def problems(cfg, stages: Sequence[str] | None = None) -> list[str]:
     return list(dict.fromkeys(out))  # parse.device and device may say the same
 
 
-def message(found: Sequence[str], preset: str) -> str:
-    return f"setup check failed (preset {preset}): " + "; ".join(found) + ". " + FIX
-
-
 def check(cfg, stages: Sequence[str] | None = None) -> None:
     """Raise :class:`SetupError` (one line: every problem, then the fix) when the run cannot start."""
     found = problems(cfg, stages)
@@ -109,8 +70,7 @@ def check(cfg, stages: Sequence[str] | None = None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .core.config import load_config
-    from .pipeline import parse_set
+    from .core.config import load_config, parse_set
 
     ap = argparse.ArgumentParser(prog="python -m rag.preflight", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)

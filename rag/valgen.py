@@ -8,7 +8,7 @@
   "comparative") list min(5, n >= 2) companies of one currency. Metadata flags (has_layoffs...) gate eligibility
   only where subset.csv has that column; industry metrics need a ``major_industry`` the generator knows.
 - ``gold``: ``DIR/answers.json`` (ERC gold: value strings, names as a list, "sha1:page_index" 0-based, a pool
-  per report) from ``DIR/labels.jsonl`` (rag.labels, 1-based pages; last line wins; accepted/corrected only).
+  per report) from ``DIR/labels.jsonl`` (rag.core.labels, 1-based pages; last line wins; accepted/corrected only).
 - ``page --sha1 S --page N`` (1-based), ``grep --sha1 S REGEX``, ``label --q QID --value V [--pages S:N,...]
   [--evidence T] [--searched T]`` (appends a labels.jsonl line); S: sha1 prefix; ``--data DIR``: data/erc2-val.
 - ``values ...``: :mod:`rag.valgen_values` (questions where the report prints the value, appended after these).
@@ -23,11 +23,10 @@ import re
 import sys
 from pathlib import Path
 
-import pypdfium2 as pdfium
-
 from .core.dataset import load_dataset
-from .labels import append_label, labels_as_gold
-from .widgets.label_widget import parse_pages, parse_value  # the labelling widget's parsers
+from .core.pdf import pdf_page_texts
+from .core.labels import append_label, labels_as_gold
+from .label import parse_pages, parse_value  # what the labeller types, parsed as the widget does
 
 MIX = {"number": 0.575, "boolean": 0.225, "names": 0.085, "name": 0.025, "comparative": 0.09}
 CAP = 5
@@ -250,10 +249,8 @@ def gold_from_labels(questions: list[dict], labels_file: Path) -> dict:
 
 
 def page_texts(pdf: Path, pages: list[int] | None = None) -> list[tuple[int, str]]:
-    """[(1-based page, text)] for ``pages`` (default: every page)."""
-    doc = pdfium.PdfDocument(str(pdf))
-    return [(n, doc[n - 1].get_textpage().get_text_range().replace("\r\n", "\n").replace("\r", "\n"))
-            for n in pages or range(1, len(doc) + 1)]
+    """[(1-based page, text)] for ``pages`` (default: every page); the document is closed (rag.core.pdf)."""
+    return pdf_page_texts(pdf, pages or None)
 
 
 def write_subset(src: Path, out: Path, kinds: list[str], qids: list[str] | None = None) -> int:

@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -31,6 +35,34 @@ def make_cfg(tmp_path):
                            outputs_dir=str(tmp_path / "outputs"), cache_dir=str(tmp_path / "cache"))
 
     return _make
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@pytest.fixture(scope="session")
+def standin_llm():
+    """The base URL of a stand-in OpenAI-compatible LLM server (tests/standin_llama.py, a real process on
+    127.0.0.1 whose answers fit the request's JSON schema): stages run for real, quickly and deterministically."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("standin_llama.py")), str(port), "ok", "0",
+                             "standin"])
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.2)
+    yield f"http://127.0.0.1:{port}/v1"
+    proc.kill()
+    proc.wait()
 
 
 # ---- `pytest -m reliability`: the table of probes and their outcomes (issue 33) ------------------------

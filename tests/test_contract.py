@@ -10,6 +10,8 @@ import textwrap
 
 import pytest
 
+from rag.core.stages import PIPELINE
+
 
 # Switches that change whether a stage calls the chat model, and the truth table of that model use:
 # the test's own oracle (not rag.core.deps), so it judges any implementation of the sharing.
@@ -18,7 +20,7 @@ MODEL_SWITCHES = {
     "rerank.mode": ("none", "llm", "cross_encoder"),
     "retrieve.query_expansion": (False, True),
 }
-STAGES = ("01_parse", "02_clean", "03_chunk", "04_index", "05_retrieve", "06_answer", "07_evaluate")
+STAGES = PIPELINE  # the stage registry's order (rag.core.stages); the model-use oracle below stays the test's own
 
 
 def calls_llm(stage: str, switches: dict) -> bool:

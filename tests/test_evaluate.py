@@ -151,7 +151,7 @@ def test_bad_submission_names_file_and_entry(tmp_path):
 
 
 def test_labels_override_answers_gold(tmp_path):
-    from rag.labels import append_label
+    from rag.core.labels import append_label
 
     ds = _tiny_ds(tmp_path)
     labels = tmp_path / "labels.jsonl"

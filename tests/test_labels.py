@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from rag.core.dataset import Dataset, PageRef, Question, Report, load_dataset
-from rag.labels import (LabelError, append_label, label_counts, label_state, labels_as_gold, labels_path,
+from rag.label import label_counts, label_state
+from rag.core.labels import (LabelError, append_label, labels_as_gold, labels_path,
                         latest_labels, read_labels)
 
 A, B = "a" * 40, "b" * 40

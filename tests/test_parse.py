@@ -168,8 +168,8 @@ def test_auto_pipeline_detects_weights_without_network(tmp_path, make_cfg, monke
     assert parse.resolve_pipeline(cfg.parse)[0] == "native"
     (tmp_path / "models" / "docling-project--docling-models").mkdir(parents=True)
     (tmp_path / "models" / "docling-project--docling-layout-heron").mkdir()
-    real = parse.importlib.util.find_spec
-    monkeypatch.setattr(parse.importlib.util, "find_spec", lambda n: object() if n == "torchvision" else real(n))
+    real = parse.setup_check.importlib.util.find_spec  # the pipeline choice lives in rag.parse.setup_check
+    monkeypatch.setattr(parse.setup_check.importlib.util, "find_spec", lambda n: object() if n == "torchvision" else real(n))
     assert parse.resolve_pipeline(cfg.parse) == ("standard", f"weights in {tmp_path / 'models'}")
     assert parse.resolve_pipeline(make_cfg(overrides={"parse.pipeline": "native"}).parse)[0] == "native"
 

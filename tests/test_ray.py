@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -25,6 +24,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="ray is not installed: pip install -e '.[cluster]' (make test does)")
 
+from conftest import free_port as _free_port  # noqa: E402
 from rag.core.loop import Item, Json, Result, run_items  # noqa: E402
 from rag.core.ray_executor import NAMESPACE, RayExecutor  # noqa: E402
 from rag.core.stage import Stage  # noqa: E402
@@ -32,7 +32,6 @@ from rag.core.stage import Stage  # noqa: E402
 pytestmark = [pytest.mark.ray, pytest.mark.reliability]
 
 ROOT = Path(__file__).resolve().parents[1]
-STANDIN = Path(__file__).with_name("standin_llama.py")
 STAGES_01_06 = ["01_parse", "02_clean", "03_chunk", "04_index", "05_retrieve", "06_answer"]
 TIMING_KEYS = {"seconds", "peak_rss_mb"}  # differ run to run on any executor
 # Dense cosine scores in 05 records can differ in float32's last place between worker processes (seen once
@@ -43,14 +42,6 @@ START_TIMEOUT_S = 120  # `ray start` on a loaded machine
 RUN_TIMEOUT_S = 300  # one CLI run of 01..06 on the demo corpus
 
 
-def _free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def _env() -> dict[str, str]:
     """The environment of every Ray process: ``rag`` importable from this checkout."""
     return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
@@ -58,20 +49,9 @@ def _env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def standin():
-    """The stand-in LLM server's base URL (a real process on 127.0.0.1)."""
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, str(STANDIN), str(port), "ok", "0", "standin"])
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.2)
-    yield f"http://127.0.0.1:{port}/v1"
-    proc.kill()
-    proc.wait()
+def standin(standin_llm):
+    """The stand-in LLM server's base URL (conftest: a real process on 127.0.0.1)."""
+    return standin_llm
 
 
 def _overrides(tmp: Path, base_url: str, **more) -> dict:

@@ -1,8 +1,10 @@
-"""rag.reports tables on tiny inputs (the real run of every table is the notebook smoke test)."""
+"""rag.<stage>.report tables on tiny inputs (the real run of every table is the notebook smoke test)."""
 from types import SimpleNamespace
 
 from rag.core.dataset import PageRef
-from rag.reports import _gold_rank, _snippet, chunk_length_table
+from rag.answer.report import _snippet
+from rag.chunk.report import chunk_length_table
+from rag.retrieve.report import _gold_rank
 
 
 def _cfg(limit=256, mode="truncate"):

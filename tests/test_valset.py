@@ -16,7 +16,7 @@ from rag import valgen
 from rag.answer.comparative import comparison_direction
 from rag.core.config import PROJECT_ROOT
 from rag.core.dataset import DatasetError, load_dataset
-from rag.labels import append_label, latest_labels
+from rag.core.labels import append_label, latest_labels
 from rag.retrieve.route import route, split_comparative
 
 VAL = PROJECT_ROOT / "data" / "erc2-val"

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, field_validator
 
 from ..core.config import RunConfig
+from .calls import prompts_dir, structured_call
 from .context import CtxPage
 from .figures import NA, Candidate, build_candidates, dedupe
 
@@ -143,8 +144,6 @@ def answer_from_tables(llm: Any, cfg: RunConfig, question: str, pages: list[CtxP
                        counter: Any, company: str = "") -> dict[str, Any]:
     """Pick among the candidates of the top pages (:func:`gather_candidates`). No candidate: value N/A,
     no call, ``interpretation["no_candidate"]`` True (the caller may read the pages instead)."""
-    from .fuse import prompts_dir, structured_call
-
     cands, dropped, top = gather_candidates(cfg, question, pages, report_currency, company)
     sources = "tables and sentences" if cfg.answer.prose_candidates else "tables"
     if not cands:

@@ -10,7 +10,7 @@ Contracts:
 - Tables and their periods come from :mod:`rag.answer.md_tables` (``parse_tables``, ``column_year``,
   ``report_year``; re-exported here).
 - ``label_score(label, terms, aliases) -> float``: how well a row label names the metric: the share of
-  the metric's word stems (``rag.metric``, synonyms included) less :data:`EXTRA_WORD_PENALTY` per other
+  the metric's word stems (:mod:`rag.answer.figure_check`, synonyms included) less :data:`EXTRA_WORD_PENALTY` per other
   word of the label; at least :data:`ALIAS_SCORE` for a label of :data:`LABEL_ALIASES` of the
   question's metric (``aliases_for(question)``).
 - ``build_candidates(cfg, question, pages, report_currency, company) -> list[Candidate]``: best first,
@@ -33,7 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import figure_check as metric
+from . import figure_check
 from . import numbers as nums
 from ..clean import units
 from ..core.config import RunConfig
@@ -129,8 +129,8 @@ def label_score(label: str, terms: set[str], aliases: tuple[str, ...] = ()) -> f
     alias = ALIAS_SCORE if any(re.search(a, norm) for a in aliases) else 0.0
     if not terms:
         return alias
-    stems = metric._stems(norm)
-    matched = metric._matched(stems, terms)
+    stems = figure_check._stems(norm)
+    matched = figure_check._matched(stems, terms)
     extra = sum(1 for s in stems if not any(s.startswith(t) or t.startswith(s) for t in terms))
     return max(alias, matched / len(terms) - EXTRA_WORD_PENALTY * extra)
 
@@ -233,7 +233,7 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     """Candidate figures of the question's metric from the tables of ``pages`` (module docstring);
     ``context_pages`` (default ``pages``) are searched for the dollar the report is presented in."""
     a = cfg.answer
-    terms = metric.metric_terms(question, company)
+    terms = figure_check.metric_terms(question, company)
     aliases = aliases_for(question, company)
     asked = nums.question_currency(question)
     pct, per_share = nums.asks_percent(question), nums.asks_per_share(question)

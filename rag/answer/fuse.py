@@ -11,33 +11,19 @@ Contracts:
   ``answer.table_candidates`` a number question is first answered by picking among table figures
   (:func:`rag.answer.figure_pick.answer_from_tables`); pages are read only when no table candidate exists (or,
   with ``answer.figure_na_fallback``, when the model picked none).
-- ``prompts_dir(cfg)``: the prompt blocks' folder (``answer.prompts_dir``, relative to the project).
+- ``structured_call``, ``prompts_dir``: :mod:`rag.answer.calls` (figure_pick asks the model through them too).
 """
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
-from ..core.config import RunConfig, project_path
+from ..core.config import RunConfig
+from .calls import prompts_dir, structured_call  # noqa: F401 - re-exported
 from .context import Counter, CtxPage, pack_parts
 from .focus import focus_pages
 from .interpret import is_answer, map_pages, pages_holding, part_value
 from .prompts import NA, SCHEMAS, build_messages, format_context, prompt_version
-
-
-def structured_call(llm: Any, messages: list[dict[str, str]], schema: type) -> dict[str, Any]:
-    """``raw, parsed, repaired, usage, model, error`` of one structured call; a StructuredOutputError
-    becomes ``parsed=None`` with its raw text kept (the caller decides what N/A means)."""
-    from ..models.base import StructuredOutputError
-
-    try:
-        res = llm.complete(messages, schema=schema)
-        return dict(raw=res.raw, parsed=res.value.model_dump(), repaired=bool(res.repaired),
-                    usage=res.usage.as_dict(), model=res.model, error=None)
-    except StructuredOutputError as e:
-        return dict(raw=e.raw, parsed=None, repaired=True, usage={}, model=getattr(llm, "model", ""),
-                    error=f"structured output: {e}")
 
 
 def ask(llm: Any, cfg: RunConfig, kind: str, question: str, context: str) -> dict[str, Any]:
@@ -48,10 +34,6 @@ def ask(llm: Any, cfg: RunConfig, kind: str, question: str, context: str) -> dic
     call.update(structured_call(llm, messages, SCHEMAS[kind]))
     call["seconds"] = round(time.perf_counter() - t0, 3)
     return call
-
-
-def prompts_dir(cfg: RunConfig) -> Path:
-    return project_path(cfg.answer.prompts_dir)
 
 
 # ---- one report -------------------------------------------------------------------------------------

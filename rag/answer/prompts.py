@@ -28,10 +28,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, field_validator
 
 from ..core.config import PROJECT_ROOT
+from ..core.dataset import KINDS
 from .numbers import normalize_scale
 
 PROMPTS_DIR = PROJECT_ROOT / "prompts"
-PROMPT_KINDS = ("number", "name", "names", "boolean", "comparative")
+PROMPT_KINDS = KINDS  # one prompt per answer kind (rag.core.dataset)
 NA = "N/A"
 _SCALE_NAMES = {1: "units", 1_000: "thousands", 1_000_000: "millions", 1_000_000_000: "billions"}
 

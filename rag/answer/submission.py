@@ -16,11 +16,12 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..core.artifacts import write_json_atomic
+from ..core.dataset import Kind
 
 NA = "N/A"
 
@@ -38,7 +39,7 @@ class SubmissionReference(BaseModel):
 class SubmissionAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
     question_text: str = Field(min_length=1)
-    kind: Literal["number", "name", "names", "boolean", "comparative"]
+    kind: Kind
     value: Any
     references: list[SubmissionReference] = Field(default_factory=list)
 

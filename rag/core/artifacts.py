@@ -27,17 +27,11 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
+from . import stages as _stages
 from .config import RunConfig
 
-STAGES = {
-    "01_parse": "parse",
-    "02_clean": "clean",
-    "03_chunk": "chunk",
-    "04_index": "index",
-    "05_retrieve": "retrieve",
-    "06_answer": "answer",
-    "07_evaluate": "evaluate",
-}
+# Stage folder -> package, for every stage that writes a folder (declared in rag.core.stages).
+STAGES = {name: _stages.STAGES[name].package for name in _stages.PIPELINE}
 
 # Packages whose versions go into every manifest.
 TRACKED_PACKAGES = (
@@ -176,8 +170,12 @@ def _machine() -> dict[str, str]:
 
 
 def run_dir_of(cfg_or_run: RunConfig | Path | str) -> Path:
-    """A run folder from a RunConfig or a path (owner readers accept either)."""
-    return cfg_or_run.run_dir if isinstance(cfg_or_run, RunConfig) else Path(cfg_or_run)
+    """A run folder from a RunConfig or a path (owner readers accept either): a run folder, or one of its
+    stage folders (``outputs/<run>/07_evaluate`` -> ``outputs/<run>``)."""
+    if isinstance(cfg_or_run, RunConfig):
+        return cfg_or_run.run_dir
+    p = Path(cfg_or_run)
+    return p.parent if p.name in STAGES else p
 
 
 def stage_dir(cfg_or_run: RunConfig | Path | str, name: str) -> Path:
@@ -188,6 +186,17 @@ def stage_dir(cfg_or_run: RunConfig | Path | str, name: str) -> Path:
     return d
 
 
-def read_manifest(cfg: RunConfig, name: str) -> dict[str, Any]:
-    return read_json(stage_dir(cfg, name) / "manifest.json")
+MANIFEST = "manifest.json"  # a stage folder's manifest (written by rag.core.stage.Stage.finish)
+
+
+def read_manifest(cfg_or_run: RunConfig | Path | str, name: str, missing_ok: bool = False) -> dict[str, Any] | None:
+    """Stage ``name``'s manifest in a run (RunConfig or run folder): run metadata (time, tokens, counts,
+    failures), not the stage's items. A stage that never ran raises FileNotFoundError naming the folder, or
+    gives None with ``missing_ok``."""
+    path = run_dir_of(cfg_or_run) / name / MANIFEST
+    if not path.parent.exists() and not missing_ok:
+        raise FileNotFoundError(f"{path.parent} does not exist: run stage {name} first")
+    if missing_ok and not path.exists():
+        return None
+    return read_json(path)
 

@@ -3,7 +3,7 @@
 Contract:
 - ``load_config(preset, **top_level, overrides={...})`` returns a frozen :class:`RunConfig`.
 - Presets live in ``rag/presets/<name>.toml``; a preset may ``extends = "other"``.
-- Overrides are a mapping whose keys are dotted paths (``"chunk.size": 1000``) or nested
+- Overrides are a mapping whose keys are dotted paths (``"chunk.sizes": [1000]``) or nested
   mappings (``{"chunk": {"size": 1000}}``); ``run.executor`` & co. stand for ``execution.*``. An unknown
   key or a bad value raises :class:`ConfigError` naming the key.
 - Every knob of the pipeline lives here; functions take values from the config, never literals.
@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import tomllib
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from pydantic import Field, ValidationError
 
@@ -112,7 +113,7 @@ def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any
 
 
 def _nest(overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Turn ``{"chunk.size": 1}`` into ``{"chunk": {"size": 1}}``; nested mappings pass through.
+    """Turn ``{"chunk.sizes": [1]}`` into ``{"chunk": {"sizes": [1]}}``; nested mappings pass through.
     ``run.<field>`` of the execution section is ``execution.<field>`` (``run`` itself is the run's name)."""
     nested: dict[str, Any] = {}
     for key, value in overrides.items():
@@ -129,6 +130,21 @@ def _nest(overrides: Mapping[str, Any]) -> dict[str, Any]:
         else:
             node[parts[-1]] = value
     return nested
+
+
+def parse_set(items: Sequence[str]) -> dict[str, Any]:
+    """``--set`` values of the CLIs: ``["a.b=1", "c=[1,2]", "d=none"]`` -> overrides for :func:`load_config`;
+    values parsed as JSON when they parse."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--set {item!r}: expected KEY=VALUE")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out
 
 
 def load_config(preset: str = "offline", overrides: Mapping[str, Any] | None = None, **top: Any) -> RunConfig:
@@ -156,11 +172,34 @@ def load_config(preset: str = "offline", overrides: Mapping[str, Any] | None = N
     return cfg
 
 
-def _check_files(cfg: RunConfig, preset: str) -> None:
-    """Model files the config names by path must exist (a key of the weights table is made by `make models`)."""
-    if cfg.llm.backend == "llama_cpp":
-        from ..models.weights import gguf_missing_hint, gguf_path, is_gguf_file
+def looks_like_model_file(name: str) -> bool:
+    """True when a model setting (``llm.gguf``) names a file (``*.gguf`` or a path) rather than a key of the
+    weights table (:data:`rag.models.weights.GGUF`, whose keys are neither)."""
+    return name.lower().endswith(".gguf") or "/" in name or os.sep in name
 
-        if is_gguf_file(cfg.llm.gguf) and not gguf_path(cfg.llm.gguf, cfg.path("models_dir")).is_file():
-            raise ConfigError(f"config preset {preset!r}: bad value for 'llm.gguf': "
-                              + gguf_missing_hint(cfg.llm.gguf, cfg.path("models_dir")))
+
+def model_file_candidates(name: str, models_dir: Path | str | None = None) -> list[Path]:
+    """Where a model file given by path is looked for, in order: as given (absolute, or relative to the
+    working directory), in ``models_dir`` (default: the config's), under the project root."""
+    p = Path(name).expanduser()
+    if p.is_absolute():
+        return [p]
+    models = Path(models_dir) if models_dir else PROJECT_ROOT / RunConfig().models_dir
+    return list(dict.fromkeys([Path.cwd() / p, models / p, PROJECT_ROOT / p]))
+
+
+def missing_model_file(name: str, models_dir: Path | str | None = None) -> str:
+    """"" when the model file ``name`` (a path) is found, else what was tried (one line)."""
+    cands = model_file_candidates(name, models_dir)
+    if any(c.is_file() for c in cands):
+        return ""
+    return f"llm.gguf={name!r}: no such file (looked at {', '.join(map(str, cands))})"
+
+
+def _check_files(cfg: RunConfig, preset: str) -> None:
+    """Model files the config names by path must exist (a key of the weights table is made by `make models`
+    and checked when used)."""
+    if cfg.llm.backend == "llama_cpp" and looks_like_model_file(cfg.llm.gguf):
+        missing = missing_model_file(cfg.llm.gguf, cfg.path("models_dir"))
+        if missing:
+            raise ConfigError(f"config preset {preset!r}: bad value for 'llm.gguf': " + missing)

@@ -164,7 +164,8 @@ class RetrieveConfig(_Frozen):
     mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
     # Which indexed chunk size retrieval reads.
     chunk_size: int = 300
-    top_k_chunks: int = Field(30, ge=1)
+    # 60 chunks (not 30) reach more distinct pages: erc2-dev hybrid gold-pool hit@10 0.77 -> 0.85.
+    top_k_chunks: int = Field(60, ge=1)
     # Reciprocal rank fusion constant (score = sum 1 / (rrf_k + rank), rank 1-based).
     rrf_k: int = Field(60, ge=1)
     # How a page's retrieval score is made from its chunks' scores.
@@ -190,16 +191,19 @@ class RetrieveConfig(_Frozen):
 
 
 class RerankConfig(_Frozen):
+    # No rerank by default: the pointwise 1.5B judge gave near-binary scores, moved gold pages down on the
+    # held-out split (hit@1 3 -> 0 of 11) and cost ~40 s a question; on erc2-dev no rerank scores 25.25 vs
+    # 24.95. "llm" (settings below) stays one override away: --set rerank.mode=llm
     mode: Literal["none", "llm", "cross_encoder"] = "none"
     # Candidate pages scored by the reranker (taken from the top of retrieval).
-    candidates: int = Field(10, ge=1)
+    candidates: int = Field(6, ge=1)
     batch_size: int = Field(3, ge=1)
     # final = retrieval_weight * normalized retrieval score + llm_weight * reranker score.
     retrieval_weight: float = Field(0.3, ge=0)
     llm_weight: float = Field(0.7, ge=0)
     top_n: int = Field(10, ge=1)
     # Characters of each page shown to the LLM reranker (keeps the local model's prompt lean).
-    page_chars: int = Field(2500, ge=100)
+    page_chars: int = Field(1500, ge=100)
     cross_encoder_models: tuple[str, ...] = ()
     # Completion-token cap of one LLM rerank call (a batch): keeps the local model's answers short.
     max_tokens: int = Field(320, ge=16)
@@ -285,9 +289,9 @@ class LLMConfig(_Frozen):
 
 class AnswerConfig(_Frozen):
     # Context budget for one answering call, in tokens (local model: small).
-    max_context_tokens: int = Field(3000, ge=256)
+    max_context_tokens: int = Field(2600, ge=256)
     # Pages given to the answering prompt (top of the reranked list).
-    max_pages: int = Field(4, ge=1)
+    max_pages: int = Field(3, ge=1)
     # Fill empty relevant_pages with the top retrieved pages (this many; 0 = leave empty).
     fill_references: int = Field(1, ge=0)
     max_references: int = Field(3, ge=0)
@@ -300,9 +304,12 @@ class AnswerConfig(_Frozen):
     early_stop: bool = True
     # Pages per answering call by answer kind (0 or absent: as many as max_context_tokens holds). A small
     # model reads one page more reliably than three: {"boolean": 1} asks page by page, true when any
-    # page says true (with early_stop, the first true ends the loop).
+    # page says true (with early_stop, the first true ends the loop). The 1.5B model misses evidence inside a
+    # three-page context: erc2-dev booleans 4/8 -> 6/8 page by page, no new false positives. Measured and not
+    # kept on the 33 dev + val booleans (37.0 of 49.5, see RESULTS.md): require_event_for_true (37.1, +1 -1),
+    # focused pages (focus_tokens boolean 400: 31.9), a "mention is enough" prompt (37.25, +1 -1).
     pages_per_call: dict[Literal["number", "name", "names", "boolean"], NonNegativeInt] = Field(
-        default_factory=dict)
+        default_factory=lambda: {"boolean": 1})
     # Pages read by answer kind (absent: max_pages).
     max_pages_by_kind: dict[Literal["number", "name", "names", "boolean"], PositiveInt] = Field(
         default_factory=dict)
@@ -334,30 +341,37 @@ class AnswerConfig(_Frozen):
     refs_for_false: bool = False
     # Number questions: candidate figures from the tables of the top pages (rag.answer.figures) -- row label
     # naming the metric, latest-period column, unit from the table -- and the model picks one or N/A
-    # from that short list; the figure is converted in code. No candidate: today's text reading.
-    table_candidates: bool = False
+    # from that short list; the figure is converted in code. No candidate: see figure_fallback. erc2-dev
+    # 25.25 -> 26.43 (see RESULTS.md, issue 19).
+    table_candidates: bool = True
     figure_pages: int = Field(0, ge=0)  # pages searched for candidates (0 = max_pages)
     figure_max_candidates: int = Field(6, ge=1)  # longest list shown to the model
     figure_min_label_score: float = Field(0.5, ge=0, le=1)  # a row label's share of the metric's words
     figure_na_fallback: bool = False  # the model picked none of the candidates: read the pages as without them
     # No candidate at all: "read" the pages as without table candidates, or answer "na" at once (no model
-    # call: on erc2-val every N/A-gold number question had no candidate, 47 of 47).
-    figure_fallback: Literal["read", "na"] = "read"
-    # Who picks among the candidates: the model (one short call), code (the best-scoring candidate, no call),
-    # or "auto": code when one clearly fits (the only candidate, or the best leads the next by
-    # figure_code_margin), else the model among the best figure_pick_list candidates or none.
-    figure_pick: Literal["model", "code", "auto"] = "model"
+    # call: on erc2-val every N/A-gold number question had no candidate, 47 of 47). "read" ties (erc2-dev
+    # 26.43 vs 26.23: it finds a figure printed only in prose as often as it invents one; val, the 11
+    # questions without candidates: 10.95 vs 10.88 of 16.5) and costs ~90 s per such question.
+    figure_fallback: Literal["read", "na"] = "na"
+    # Who picks among the candidates: the model (one short call), code (the best-scoring candidate, no call;
+    # the 1.5B pick was right 7 of 11 times on erc2-val where code was right 9), or "auto": code when one
+    # clearly fits (the only candidate, or the best leads the next by figure_code_margin), else the model
+    # among the best figure_pick_list candidates or none (issue 28: 43 -> 46 of 72 values with the 1.5B, +4 -1,
+    # noise-sized and CPU-build dependent: code stays).
+    figure_pick: Literal["model", "code", "auto"] = "code"
     figure_code_margin: float = Field(0.1, ge=0)  # score lead that makes the best candidate a clear fit
     figure_pick_list: int = Field(5, ge=1)  # candidates shown to the model when it picks ("auto")
     # The N/A threshold: candidates scoring below it are dropped (none left -> N/A). Scores: the share of the
     # metric's words on the row / around the figure, less penalties (rag.answer.figures, rag.answer.prose).
-    # None: no threshold (every candidate that passed the checks may be picked).
-    figure_min_score: float | None = None
+    # None: no threshold. 0.8 is the point of the threshold curve with the most questions right on 103 number
+    # questions (erc2-dev + erc2-val's value set, RESULTS.md issue 28).
+    figure_min_score: float | None = 0.8
     # Number questions: candidates also from figures printed in sentences (rag.answer.prose) -- numbers whose
     # surrounding words (prose_window_words before / after, in the sentence) hold prose_min_share of the
     # metric's word stems or a multi-word search-lexicon term of its topic; unit, scale, currency and period
     # read from the sentence; the same checks as table candidates. They join the table candidates' pick.
-    prose_candidates: bool = False
+    # Values found 29 -> 43 of 72 value-gold, N/A-gold answered N/A 31 of 31 both (RESULTS.md, issue 28).
+    prose_candidates: bool = True
     prose_pages: int = Field(0, ge=0)  # pages searched for sentences (0 = as for tables)
     prose_window_words: tuple[NonNegativeInt, NonNegativeInt] = (10, 6)
     prose_min_share: float = Field(0.5, ge=0, le=1)
@@ -365,7 +379,9 @@ class AnswerConfig(_Frozen):
     # Names / name questions about an event (leadership changes, product launches, acquisitions): keep a name
     # only where a context page prints it within event_window_words words of a word stating the event
     # (rag.answer.event_check; words per topic in events_file, relative to the project root); none kept -> N/A.
-    require_event_near_name: bool = False
+    # The 1.5B reader otherwise lists the executive officers, product tables or subsidiaries. erc2-dev +
+    # erc2-val, the 14 names/name questions: 8.43 -> 17.03 of 21 (8 gained, 0 lost; see RESULTS.md, issue 19).
+    require_event_near_name: bool = True
     event_window_words: int = Field(30, ge=1)  # whitespace-separated words on each side of the name
     # Boolean questions about an event: a "true" stands only when a page the reader cited (citing none: the
     # pages it read) prints a word of that event (same events_file, topics matched by the question); no

@@ -10,7 +10,7 @@ Layout (``data/<name>/``)::
     questions.json      [{"text": ..., "kind": number|name|names|boolean|comparative}]
     answers.json        optional gold: {question text: {kind, answers: [value], reference_pools:
                         [["sha1:page_index", ...], ...]}}; page_index is 0-based in the file.
-    labels.jsonl        optional hand labels (see rag.labels)
+    labels.jsonl        optional hand labels (see rag.core.labels)
 
 Page convention: everything inside ``rag`` uses ``page`` = 1-based physical page. The gold loader
 converts the file's 0-based ``page_index`` to 1-based ``page`` once, here.
@@ -24,12 +24,13 @@ import csv
 import hashlib
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-KINDS = ("number", "name", "names", "boolean", "comparative")
+# The answer kinds, spelled once (prompts, submission, labels, ask and the loaders read these).
 Kind = Literal["number", "name", "names", "boolean", "comparative"]
+KINDS: tuple[str, ...] = get_args(Kind)
 SUBSET_COLUMNS = ("sha1", "company_name", "cur")
 # Active ISO 4217 currency codes: anything else in ``cur`` is a shifted column ("Inc.") or a typo ("Euro").
 ISO_CURRENCIES = frozenset("""

@@ -9,75 +9,74 @@ Contract:
   (:func:`llm_uses`: 02 when tables are serialized; 05 when it reranks with the LLM OR expands queries;
   06 always). Currency keys (:func:`config_signature`) and rag.ablate's sharing
   (:func:`lineage_signature`) both read it, so they cannot disagree.
-- Speed-only knobs (:data:`EXECUTION_ONLY`, and the ``execution`` section: where items run) are left out,
-  or pinned to one value (:data:`PINNED`): changing them re-runs nothing. Fields added later
-  (:data:`OMIT_WHEN_DEFAULT`) are left out while at their default, so older outputs stay current.
+- How each field enters keys is one rule set, :data:`KEY_RULES` (speed-only knobs out or pinned, item axes,
+  fields added later left out at their default, fields unused under another setting); everything else
+  counts by value. The stages, their upstream and their sections come from :mod:`rag.core.stages`.
 """
 from __future__ import annotations
 
 from typing import Any
 
-PIPELINE = ("01_parse", "02_clean", "03_chunk", "04_index", "05_retrieve", "06_answer", "07_evaluate")
+from .stages import PIPELINE, STAGES
 
-# Stages whose items a stage reads. 06 reads only 05 (05 records carry the page texts it answers from).
-UPSTREAM: dict[str, tuple[str, ...]] = {
-    "01_parse": (),
-    "02_clean": ("01_parse",),
-    "03_chunk": ("02_clean",),
-    "04_index": ("03_chunk",),
-    "05_retrieve": ("02_clean", "04_index"),
-    "06_answer": ("05_retrieve",),
-    "07_evaluate": ("06_answer", "05_retrieve"),
-}
-
-# Config sections each stage reads itself (before the conditional ones of :func:`sections`).
-OWN_SECTIONS: dict[str, tuple[str, ...]] = {
-    "01_parse": ("parse",),
-    "02_clean": ("clean",),
-    "03_chunk": ("chunk",),
-    "04_index": ("embed", "index"),
-    "05_retrieve": ("retrieve", "rerank"),
-    "06_answer": ("answer", "llm"),
-    "07_evaluate": (),
-}
+# Stages whose items a stage reads, and the config sections each reads itself (before the conditional ones
+# of :func:`sections`): both declared in the stage registry (rag.core.stages).
+UPSTREAM: dict[str, tuple[str, ...]] = {s: STAGES[s].upstream for s in PIPELINE}
+OWN_SECTIONS: dict[str, tuple[str, ...]] = {s: STAGES[s].sections for s in PIPELINE}
 
 # Top-level fields that change what the first stage sees (which corpus, which weights, the seed). Item
 # keys hash the inputs themselves (a PDF's sha1); sharing between runs compares these too.
 RUN_INPUTS = ("data_dir", "seed", "models_dir")
 
-# Knobs that change how fast, not what comes out: kept out of keys and sharing signatures. The whole
-# ``execution`` section (local or Ray executor, cluster address, per-task resources) is in no stage's
-# sections (OWN_SECTIONS), so it never enters a key: a run moved onto a cluster re-runs nothing.
-EXECUTION_ONLY: dict[str, tuple[str, ...]] = {
-    "parse": ("workers", "parser_threads", "timeout_s", "page_batch", "device"),
-    "clean": ("ocr_threads",),
+# How a config field enters item keys and sharing signatures: ONE rule set. A field not listed counts by
+# its value. The ``execution`` section (local or Ray executor, cluster address, per-task resources) is in no
+# stage's sections, so it never enters a key: a run moved onto a cluster re-runs nothing.
+#   SPEED            how fast, not what comes out: out of keys and signatures (changing it re-runs nothing)
+#   ("pinned", v)    speed-only, but part of keys before that was known: keys always carry v, so outputs made
+#                    at v stay current and changing the field re-runs nothing
+#   AXIS             which items a stage makes (one item per chunk size), not what one item is: out of item
+#                    keys (adding size 1000 keeps size 300 current), in sharing signatures (a run asking for
+#                    size 1000 cannot borrow a folder without it)
+#   ADDED            added after runs were made: out while at its default (the value that reproduces the
+#                    behaviour from before it existed, so existing outputs stay current); set, it counts
+#   ("unused_when", other, value)  changes nothing while field ``other`` of its section has ``value``: out then
+# A change to what a stage computes that no field records moves that stage's CODE_VERSION instead.
+SPEED, AXIS, ADDED = "speed", "axis", "added"
+KEY_RULES: dict[str, dict[str, Any]] = {
+    "parse": dict.fromkeys(("workers", "parser_threads", "timeout_s", "page_batch", "device"), SPEED),
+    "clean": {"ocr_threads": SPEED},
+    "chunk": {"sizes": AXIS},
     # How the local model server runs (threads for prompts, OpenMP waiting, restarts), not what it answers.
     # Where it runs (GPU layers, the vLLM server's memory share and parallelism) does not change the model.
-    "llm": ("n_threads_batch", "server_env", "server_max_restarts", "n_gpu_layers", "vllm"),
+    # llm.concurrency: questions answered in parallel give the same records; runs once made at another value
+    # (the openai preset's 8) re-ran once and their model calls came from the disk cache.
+    "llm": {**dict.fromkeys(("n_threads_batch", "server_env", "server_max_restarts", "n_gpu_layers", "vllm"), SPEED),
+            "concurrency": ("pinned", 1)},
     # Where the embedding server runs, not what it computes (embed.model says that).
-    "embed": ("base_url",),
+    "embed": {"base_url": SPEED, **dict.fromkeys(("hub", "long_text", "query_prefix", "passage_prefix"), ADDED),
+              "long_text_overlap": ("unused_when", "long_text", "truncate")},
+    "index": {"bm25_stemmer": ADDED},
 }
 
-# Fields added after runs were made: left out of keys and signatures while at their default (the value that
-# reproduces the behaviour from before they existed), so existing outputs stay current; set, they count.
-OMIT_WHEN_DEFAULT: dict[str, tuple[str, ...]] = {"embed": ("hub", "long_text", "query_prefix", "passage_prefix"),
-                                                "index": ("bm25_stemmer",)}
-# Fields that change nothing while another field of their section has a given value: then left out too.
-UNUSED_WHEN: dict[str, dict[str, tuple[str, Any]]] = {"embed": {"long_text_overlap": ("long_text", "truncate")}}
 
-# Speed-only fields that were part of keys before they were known to be speed-only: keys always carry this
-# fixed value, so outputs made at that value stay current and changing the field re-runs nothing
-# (llm.concurrency: questions answered in parallel give the same records; runs once made at another value,
-# e.g. the openai preset's 8, re-run once and their model calls come from the disk cache).
-PINNED: dict[str, dict[str, Any]] = {"llm": {"concurrency": 1}}
+def _rule_fields(kind: str) -> dict[str, tuple[str, ...]]:
+    return {sec: tuple(f for f, r in rules.items() if r == kind) for sec, rules in KEY_RULES.items()
+            if any(r == kind for r in rules.values())}
 
-# Fields that list which items a stage makes (one item per chunk size) rather than change an item:
-# out of item keys (adding size 1000 keeps size 300 current), in sharing signatures (a run asking for
-# size 1000 cannot borrow a folder without it).
-ITEM_AXES: dict[str, tuple[str, ...]] = {"chunk": ("sizes",)}
 
-# 07 re-scores every time (cheap, and it reads this run's own submission): never shared.
-NEVER_SHARED = ("07_evaluate",)
+# Views of KEY_RULES by rule (read here and by rag.index.embed_config, whose index metas follow the same rule).
+EXECUTION_ONLY = _rule_fields(SPEED)
+ITEM_AXES = _rule_fields(AXIS)
+OMIT_WHEN_DEFAULT = _rule_fields(ADDED)
+PINNED: dict[str, dict[str, Any]] = {sec: {f: r[1] for f, r in rules.items() if isinstance(r, tuple) and r[0] == "pinned"}
+                                     for sec, rules in KEY_RULES.items()
+                                     if any(isinstance(r, tuple) and r[0] == "pinned" for r in rules.values())}
+UNUSED_WHEN: dict[str, dict[str, tuple[str, Any]]] = {
+    sec: {f: (r[1], r[2]) for f, r in rules.items() if isinstance(r, tuple) and r[0] == "unused_when"}
+    for sec, rules in KEY_RULES.items() if any(isinstance(r, tuple) and r[0] == "unused_when" for r in rules.values())}
+
+# 07 re-scores every time (cheap, and it reads this run's own submission): never shared (registry: shared).
+NEVER_SHARED = tuple(s for s in PIPELINE if not STAGES[s].shared)
 
 
 def llm_uses(cfg, stage: str) -> list[str]:

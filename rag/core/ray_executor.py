@@ -1,5 +1,5 @@
-"""Items on a Ray cluster: :class:`RayExecutor` (the item loop's executor protocol) and the cluster-wide
-LLM budget (:class:`SharedRateLimiter`).
+"""Items on a Ray cluster: :class:`RayExecutor` (the item loop's executor protocol). The cluster-wide LLM
+budget the workers share is the model layer's (:mod:`rag.models.ray_budget`, in the namespace below).
 
 Contract:
 - ``RayExecutor(cfg, mode, workers).map(fn, items)``: one Ray task per item with the resources of
@@ -20,9 +20,6 @@ Contract:
   and the per-task resources. Item keys never see any of it.
 - ``connect(execution)``: ``ray.init`` for ``ray_address`` ("local" starts a cluster in this process,
   "auto" joins the one ``ray start`` made) unless Ray is initialized here already.
-- :class:`SharedRateLimiter`: one named actor per LLM endpoint (backend, URL, key variable, model, limits)
-  holding its requests/min and tokens/min buckets; every worker books through it
-  (``RateLimiter.reserve``) and sleeps the answer, so N workers stay within one API key's budget.
 """
 from __future__ import annotations
 
@@ -31,12 +28,11 @@ import os
 import pickle
 import socket
 import threading
-import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from .artifacts import file_sha256, write_bytes_atomic
-from .loop import Item, ItemError, Result, _call
+from .items import Item, ItemError, Result, _call
 
 NAMESPACE = "enterprise-rag"  # where the named budget actors live
 # Ray errors that mean the worker (or its node) went away, not that the item's work failed.
@@ -227,59 +223,3 @@ class RayExecutor:
                 except Exception:  # noqa: BLE001 - already finished or gone
                     pass
             self._puts.clear()
-
-
-# ---- one LLM budget for the whole cluster ------------------------------------------------------------
-class _Budget:
-    """The actor: the endpoint's buckets; ``reserve`` books and answers the seconds to wait."""
-
-    def __init__(self, requests_per_minute: int, tokens_per_minute: int):
-        from ..models.ratelimit import RateLimiter
-
-        self.limiter = RateLimiter(requests_per_minute, tokens_per_minute)
-        self.booked = 0
-
-    def reserve(self, tokens: int = 0) -> float:
-        self.booked += 1
-        return self.limiter.reserve(tokens)
-
-    def count(self) -> int:
-        return self.booked
-
-
-_BUDGETS: dict[str, Any] = {}  # handles held by this process (a named actor lives while its owner does)
-
-
-def budget_name(llm) -> str:
-    ident = "|".join(map(str, (llm.backend, llm.base_url or "", llm.api_key_env, llm.model,
-                               llm.requests_per_minute, llm.tokens_per_minute)))
-    return "rag-llm-budget-" + hashlib.sha256(ident.encode()).hexdigest()[:16]
-
-
-def budget_actor(llm):
-    """The named budget actor of ``llm``'s endpoint (created by the first caller, found by the others)."""
-    import ray
-
-    name = budget_name(llm)
-    key = f"{ray.get_runtime_context().get_job_id()}/{name}"  # a handle is only good in its own cluster
-    if key not in _BUDGETS:
-        cls = ray.remote(num_cpus=0, max_restarts=-1)(_Budget)
-        _BUDGETS[key] = cls.options(name=name, namespace=NAMESPACE, get_if_exists=True).remote(
-            llm.requests_per_minute, llm.tokens_per_minute)
-    return _BUDGETS[key]
-
-
-class SharedRateLimiter:
-    """``RateLimiter``'s interface over the cluster-wide budget actor (used by ``ChatLLM`` in workers)."""
-
-    def __init__(self, llm):
-        self.actor = budget_actor(llm)
-        self.limits_tokens = llm.tokens_per_minute > 0
-
-    def acquire(self, tokens: int = 0) -> float:
-        import ray
-
-        wait = ray.get(self.actor.reserve.remote(tokens))
-        if wait > 0:
-            time.sleep(wait)
-        return wait

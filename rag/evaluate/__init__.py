@@ -77,7 +77,7 @@ def gold_for(ds: Dataset, source: str = "both", labels_path: Path | str | None =
     if source in ("answers", "both"):
         out.update({t: (g, "answers") for t, g in ds.gold.items()})
     if source in ("labels", "both"):
-        from ..labels import labels_as_gold, labels_path as default_path
+        from ..core.labels import labels_as_gold, labels_path as default_path
 
         p = Path(labels_path) if labels_path else default_path(ds)
         if p.exists():
@@ -184,18 +184,11 @@ def scores_path(cfg_or_run: RunConfig | Path | str) -> Path:
 
 
 # ---- runs side by side ------------------------------------------------------------------
-def _run_dir(x: RunConfig | Path | str) -> Path:
-    if isinstance(x, RunConfig):
-        return x.run_dir
-    p = Path(x)
-    return p.parent if p.name == STAGE else p
-
-
 def run_row(run_dir: Path) -> dict[str, Any]:
     """One flat row for a run folder: totals, per-kind scores, retrieval hit@k means, time, tokens."""
     from .plots import hit_at_k, stage_costs_from_dir
 
-    path = run_dir / STAGE / "scores.json"
+    path = scores_path(run_dir)
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: run stage 07_evaluate for {run_dir.name} first")
     s = read_json(path)
@@ -218,7 +211,7 @@ def compare_runs(*runs: RunConfig | Path | str) -> pd.DataFrame:
     """
     if len(runs) == 1 and isinstance(runs[0], (list, tuple)):
         runs = tuple(runs[0])
-    return pd.DataFrame([run_row(_run_dir(r)) for r in runs]).set_index("run")
+    return pd.DataFrame([run_row(run_dir_of(r)) for r in runs]).set_index("run")
 
 
 def paired(run_a: RunConfig | Path | str, run_b: RunConfig | Path | str) -> pd.DataFrame:
@@ -226,7 +219,7 @@ def paired(run_a: RunConfig | Path | str, run_b: RunConfig | Path | str) -> pd.D
     one row each with both values and scores, ``flip`` = "gained"/"lost" (answer correct in b, not in a /
     the other way) or "refs" (same correctness, other references)."""
     cols = ["question", "kind", "gold", "value", "correct", "answer_score", "ref_score"]
-    a, b = (pd.read_csv(_run_dir(r) / STAGE / "per_question.csv")[cols] for r in (run_a, run_b))
+    a, b = (pd.read_csv(run_dir_of(r) / STAGE / "per_question.csv")[cols] for r in (run_a, run_b))
     m = a.merge(b, on=["question", "kind", "gold"], suffixes=("_a", "_b"))
     m = m[(m.answer_score_a != m.answer_score_b) | (m.ref_score_a != m.ref_score_b)].copy()
     m["flip"] = ["gained" if cb and not ca else "lost" if ca and not cb else "refs"

@@ -14,7 +14,6 @@ Every ``*_png`` function returns the PNG as bytes; the caller writes it through 
 from __future__ import annotations
 
 import io
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ..core.artifacts import STAGES  # noqa: E402
+from ..core.artifacts import STAGES, read_manifest  # noqa: E402
 from ..core.config import RunConfig  # noqa: E402
 
 FIG_SIZE = (7.0, 4.0)  # inches
@@ -61,13 +60,9 @@ def stage_costs_from_dir(run_dir: Path) -> pd.DataFrame:
     failed + blocked, prompt/completion/embedding tokens, ``cost_usd``, ``item_seconds``)."""
     rows = []
     for name in STAGES:
-        m = run_dir / name / "manifest.json"
-        if not m.exists():
+        data = read_manifest(run_dir, name, missing_ok=True)
+        if data is None:
             continue
-        try:
-            data = json.loads(m.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{m}: not valid JSON ({e})") from e
         usage, counts = data.get("usage") or {}, data.get("counts") or {}
         rows.append({"stage": name, "seconds": float(data.get("seconds") or 0.0),
                      "tokens": _token_total(data.get("tokens", {})),

@@ -22,11 +22,9 @@ Contract:
 """
 from __future__ import annotations
 
-import re
 import tempfile
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +41,7 @@ from ..core import deps
 from ..core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
 from ..core.usage import ItemUsage
 from ..core.records import Chunk, IndexInfo
+from .bm25 import bm25_tokens  # the BM25 words of chunks and queries (tests import it from here)
 
 CODE_VERSION = "index-2"  # 2: BM25 vocabulary in sorted order (byte-reproducible)
 STAGE = "04_index"
@@ -51,8 +50,6 @@ COLUMNS = ["sha1", "company", "size", "chunks", "dim", "seconds", "bytes"]
 # deps.OMIT_WHEN_DEFAULT / UNUSED_WHEN (embed.hub, embed.long_text, ...) join only when they change the vectors,
 # so the metas of indexes built before they existed still match.
 _EMBED_KEYS = ("backend", "model", "max_input_tokens")
-# Numbers keep their digits and decimal point; thousands separators go ("1,234.5" -> "1234.5").
-_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+")
 
 
 class IndexMismatch(RuntimeError):
@@ -95,40 +92,6 @@ def _normalize(v: np.ndarray) -> np.ndarray:
         v = v[None, :]
     n = np.linalg.norm(v, axis=1, keepdims=True)
     return np.ascontiguousarray(v / np.where(n == 0, 1, n))
-
-
-# ---- BM25 tokenization -------------------------------------------------------------------------------
-@lru_cache(maxsize=1)
-def _stopwords() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN
-
-    return frozenset(STOPWORDS_EN)
-
-
-@lru_cache(maxsize=2)
-def _stemmer(name: str):
-    """A Snowball stemmer (PyStemmer) for ``name``; ImportError names the package when it is missing."""
-    try:
-        import Stemmer
-    except ImportError as e:  # an optional speed/quality extra, not a core dependency of the default
-        raise ImportError("index.bm25_stemmer needs the PyStemmer package (pip install PyStemmer)") from e
-    return Stemmer.Stemmer(name)
-
-
-def bm25_tokens(text: str, stemmer: str = "none") -> list[str]:
-    """Lowercased words and numbers, English stopwords and one-letter words dropped; words stemmed
-    (numbers never) when ``stemmer`` is a Snowball language ("english")."""
-    stop = _stopwords()
-    out = []
-    for tok in _TOKEN.findall(text.lower()):
-        if tok[0].isdigit():
-            out.append(tok.replace(",", ""))
-        elif len(tok) > 1 and tok not in stop:
-            out.append(tok)
-    if stemmer != "none":
-        stem = _stemmer(stemmer)
-        out = [t if t[0].isdigit() else stem.stemWord(t) for t in out]
-    return out
 
 
 # ---- files -------------------------------------------------------------------------------------------

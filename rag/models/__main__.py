@@ -85,8 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="config override, e.g. llm.gguf=data/models/x.gguf or embed.model=path/to/folder")
     args = ap.parse_args(argv)
-    from ..core.config import load_config
-    from ..pipeline import parse_set
+    from ..core.config import load_config, parse_set
     from . import count_tokens, get_embedder, get_llm, shutdown_all
     from .base import ModelError
 

@@ -14,14 +14,20 @@ Every model call in the project goes through ``rag.models``; stage code only see
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import re
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 from pydantic import BaseModel
+
+from ..core.errors import StageCannotRun
 
 Messages = list[dict[str, str]]
 
@@ -30,8 +36,9 @@ class ModelError(RuntimeError):
     """Any failure of a model call that the caller should see."""
 
 
-class ModelUnavailable(ModelError):
-    """A backend cannot be used here (missing key, weights, server); the message says what to do."""
+class ModelUnavailable(ModelError, StageCannotRun):
+    """A backend cannot be used here (missing key, weights, server); the message says what to do. A
+    :class:`~rag.core.errors.StageCannotRun`: the item loop stops the stage on it."""
 
 
 def torchvision_hint() -> str:
@@ -39,15 +46,32 @@ def torchvision_hint() -> str:
     else "". Called only after a sentence-transformers load failed: transformers then reports a useless
     "Could not import module 'PreTrainedModel'" (PyPI's torchvision, pulled by `pip install docling`, next
     to the pinned CPU torch). Costs one subprocess import, so never on the success path."""
-    import importlib.util
-
     if importlib.util.find_spec("torchvision") is None:
         return ""
-    from ..preflight import torchvision_problem
-
     problem = torchvision_problem()
     return (f" ({problem}: run `pip uninstall -y torchvision` - the embedder and docling's native parser need "
             "none - or `make setup`, which removes it)") if problem else ""
+
+
+# Seconds the torchvision import check may take (a cold import of torch + torchvision from disk).
+_IMPORT_TIMEOUT_S = 300
+
+
+@lru_cache(maxsize=4)
+def torchvision_problem(python: str = sys.executable) -> str:
+    """"" when torchvision imports beside torch in ``python`` (with its ops), else why not, in one line
+    (rag.preflight and docling's full-pipeline check ask it; a subprocess, so torch is never imported here)."""
+    if importlib.util.find_spec("torchvision") is None:
+        return "torchvision is not installed (docling's TableFormer needs it)"
+    code = "import torch, torchvision; from torchvision.ops import nms; print(torch.__version__, torchvision.__version__)"
+    try:
+        r = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=_IMPORT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return f"importing torchvision took over {_IMPORT_TIMEOUT_S}s"
+    if r.returncode == 0:
+        return ""
+    lines = [ln.strip() for ln in (r.stderr or r.stdout).splitlines() if ln.strip()]
+    return f"torchvision is installed but does not import beside this torch ({lines[-1][:200] if lines else r.returncode})"
 
 
 class StructuredOutputError(ModelError):

@@ -25,7 +25,7 @@ Contract (see ``base.LLM``):
 - Retries (own, the openai client's are off): 429, 5xx, timeouts and connection errors, up to
   ``cfg.llm.max_retries`` times, waiting Retry-After when the server sends it, else exponential backoff
   with jitter. Requests/min and tokens/min budgets are shared by all threads of one client, and inside a
-  Ray worker by every worker of the cluster (one actor per endpoint, ``ratelimit.limiter_for``).
+  Ray worker by every worker of the cluster (one actor per endpoint, ``ray_budget.limiter_for``).
 - A client pickles as its config: unpickled in another process (a Ray worker) it is that process's
   ``get_llm(cfg)``.
 - ``complete_many(requests)``: results in request order, ``cfg.llm.concurrency`` threads.
@@ -44,7 +44,8 @@ from pydantic import BaseModel
 from .base import LLMResult, ModelError, ModelUnavailable, StructuredOutputError, Usage, UsageMeter
 from .cache import DiskCache, make_key
 from .jsonx import parse_structured, repair_messages, with_schema_prompt
-from .ratelimit import backoff_s, limiter_for, parse_retry_after
+from .ratelimit import backoff_s, parse_retry_after
+from .ray_budget import limiter_for
 
 # USD per 1M tokens (input, output); models not listed (local ones) cost 0.
 PRICES = {

@@ -4,8 +4,8 @@ Contract: ``RateLimiter(requests_per_minute, tokens_per_minute)`` (0 = unlimited
 blocks the calling thread until one request and ``tokens`` tokens fit both buckets, then takes them.
 ``reserve(tokens)`` never blocks: it books the request now and returns the seconds the caller must wait
 before sending it (what a cluster-wide limiter answers its remote callers, who then sleep themselves).
-``limiter_for(cfg.llm)``: this process's RateLimiter, or inside a Ray worker with a budget set the one
-cluster-wide actor for that endpoint (:class:`rag.core.ray_executor.SharedRateLimiter`).
+``rag.models.ray_budget.limiter_for(cfg.llm)``: this process's RateLimiter, or inside a Ray worker with a budget set the one
+cluster-wide actor for that endpoint (:class:`rag.models.ray_budget.SharedRateLimiter`).
 Buckets start full (a burst of one minute's budget) and refill continuously at budget/60 per second. A
 request needing more tokens than a whole minute's budget waits for a full bucket and takes it all.
 ``backoff_s(attempt, base, cap, retry_after)``: the server's Retry-After when given (capped), else
@@ -83,28 +83,6 @@ class RateLimiter:
             now = self._clock()
             return max(self._req.reserve(1, now) if self._req else 0.0,
                        self._tok.reserve(tokens, now) if self._tok else 0.0)
-
-
-def in_ray_worker() -> bool:
-    """True inside a Ray task or actor (never imports ray)."""
-    import sys
-
-    ray = sys.modules.get("ray")
-    try:
-        return bool(ray and ray.is_initialized() and ray.get_runtime_context().worker.mode == ray.WORKER_MODE)
-    except Exception:  # noqa: BLE001 - a partial ray import: not a worker
-        return False
-
-
-def limiter_for(llm_cfg):
-    """The budget an LLM client takes from: inside a Ray worker with requests/min or tokens/min set, the
-    cluster-wide actor for its endpoint (N workers share one API key's budget); otherwise its own."""
-    rpm, tpm = llm_cfg.requests_per_minute, llm_cfg.tokens_per_minute
-    if (rpm or tpm) and in_ray_worker():
-        from ..core.ray_executor import SharedRateLimiter
-
-        return SharedRateLimiter(llm_cfg)
-    return RateLimiter(rpm, tpm)
 
 
 def backoff_s(attempt: int, base: float, cap: float, retry_after: float | None = None) -> float:

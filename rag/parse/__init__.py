@@ -16,9 +16,7 @@ Contract:
 """
 from __future__ import annotations
 
-import importlib.util
 import logging
-import os
 import resource
 import time
 from pathlib import Path
@@ -29,11 +27,13 @@ from ..core.artifacts import hash_key, read_json, run_dir_of
 
 from ..core.stage import ItemState, Stage
 from ..core.stage import item_state as _item_state
-from ..core.config import ParseConfig, RunConfig, project_path
+from ..core.config import ParseConfig, RunConfig
 from ..core import deps
 from ..core.loop import Item, ItemError, Json, Result, failures, outcome_counts, run_items
 from ..core.loop import executor as make_executor
 # page_metrics, standard_pages: re-exported, tests use them as rag.parse.<name>.
+# Which docling pipeline runs here (re-exported: rag.parse.weights_found ...).
+from .setup_check import artifacts_dir, resolve_pipeline, standard_available, weights_found  # noqa: F401
 from .docling_pages import WINDOWS, ParseError, page_metrics, standard_pages  # noqa: F401
 from ..core.records import PageMetrics, ParsedPage, ParsedReport
 
@@ -42,54 +42,7 @@ CODE_VERSION = "parse-3"
 STAGE = "01_parse"
 COLUMNS = ["sha1", "company", "pages", "tables", "seconds", "pipeline", "error"]
 
-_LAYOUT_DIRS = ("docling-project--docling-layout-heron", "docling-project--docling-layout-old",
-                "docling-project--docling-layout-heron-101", "ds4sd--docling-layout-old")
-_TABLE_DIR = "docling-project--docling-models"
-
 log = logging.getLogger(__name__)
-
-
-# ---- pipeline choice ---------------------------------------------------------------------------
-def artifacts_dir(pcfg: ParseConfig) -> Path | None:
-    """``parse.artifacts_path`` as a folder (a relative path is relative to the project root), or None."""
-    if not pcfg.artifacts_path:
-        return None
-    return project_path(Path(pcfg.artifacts_path).expanduser())
-
-
-def _weight_dirs(pcfg: ParseConfig) -> list[Path]:
-    if pcfg.artifacts_path:
-        return [artifacts_dir(pcfg)]
-    home = Path.home()
-    hf_home = Path(os.environ.get("HF_HOME", home / ".cache" / "huggingface"))
-    hub = Path(os.environ.get("HF_HUB_CACHE", hf_home / "hub"))
-    return [Path(os.environ.get("DOCLING_CACHE_DIR", home / ".cache" / "docling")) / "models", hub]
-
-
-def weights_found(pcfg: ParseConfig) -> tuple[bool, str]:
-    """(found, where): docling's layout + TableFormer weight folders in ``parse.artifacts_path`` (or docling's
-    and Hugging Face's caches when unset); folders only, no network."""
-    for d in _weight_dirs(pcfg):
-        names = {p.name.removeprefix("models--") for p in d.iterdir()} if d.is_dir() else set()
-        if _TABLE_DIR in names and names.intersection(_LAYOUT_DIRS):
-            return True, f"weights in {d}"
-    return False, f"no docling layout + TableFormer weights in {', '.join(map(str, _weight_dirs(pcfg)))}"
-
-
-def standard_available(pcfg: ParseConfig) -> tuple[bool, str]:
-    """Cheap local check (folders and importability only, no network) for the full pipeline; the setup
-    check (rag.preflight) also imports torchvision before a standard-pipeline run starts."""
-    if importlib.util.find_spec("torchvision") is None:
-        return False, "torchvision is not installed (TableFormer needs it)"
-    return weights_found(pcfg)
-
-
-def resolve_pipeline(pcfg: ParseConfig) -> tuple[str, str]:
-    """``(pipeline, why)``: ``"standard"`` or ``"native"`` for ``pcfg.pipeline`` (auto decides here)."""
-    if pcfg.pipeline != "auto":
-        return pcfg.pipeline, "configured"
-    ok, why = standard_available(pcfg)
-    return ("standard" if ok else "native"), why
 
 
 def parse_key(cfg: RunConfig, sha1: str, pipeline: str) -> str:
@@ -184,7 +137,8 @@ def _standard_setup(cfg: RunConfig, why: str) -> tuple[str, str, ParseConfig]:
     Configured "standard" refuses with one SetupError; "auto" falls back to native, saying why. The parse
     config the workers get carries the resolved device and the absolute weights folder."""
     from ..models.device import parse_device
-    from ..preflight import SetupError, message, parse_problems
+    from ..core.errors import SetupError, setup_message as message
+    from .setup_check import parse_problems
 
     found = parse_problems(cfg)
     if found and cfg.parse.pipeline == "auto":

@@ -3,7 +3,7 @@
 Shows the model's answer (``06_answer/submission.json``), its reasoning (``06_answer/debug/<qid>.json``)
 and each cited page (image rendered with pypdfium2 + the page's text from ``02_clean/<sha1>.json``).
 Buttons: Accept (model value and cited pages are right), Save correction (value and gold pages typed in
-the boxes), Skip, Back, Next. Every button press appends one line to ``labels.jsonl`` (``rag.labels``).
+the boxes), Skip, Back, Next. Every button press appends one line to ``labels.jsonl`` (``rag.core.labels``).
 
 Gold pages are typed as ``sha1:page`` (1-based page; a unique sha1 prefix is enough; a bare page number
 means the question's first cited report, or the only report), separated by commas or new lines.
@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.config import RunConfig
-from ..core.dataset import Dataset, PageRef, Question
-from ..labels import append_label, label_state, labels_path, latest_labels
+from ..core.dataset import Dataset, Question
+from ..core.labels import append_label, labels_path, latest_labels
+from ..label import format_value, label_state, parse_pages, parse_value  # noqa: F401 - tests use them here
 from .page_viewer import render_page_png
 
 REASONING_KEYS = ("step_by_step_analysis", "reasoning_summary", "reasoning", "final_answer", "na_reason")
@@ -69,52 +70,6 @@ def page_text(cfg: RunConfig, sha1: str, page: int) -> str:
         return page_texts(cfg, sha1)[1].get(page, "")
     except FileNotFoundError:
         return ""
-
-
-def parse_pages(text: str, ds: Dataset, default_sha1: str | None = None) -> list[PageRef]:
-    """``"sha1:12, 13"`` -> PageRefs (1-based). Raises ValueError naming the bad item."""
-    out = []
-    for item in text.replace("\n", ",").split(","):
-        item = item.strip()
-        if not item:
-            continue
-        sha, _, num = item.rpartition(":")
-        if not num.strip().isdigit() or int(num) < 1:
-            raise ValueError(f"gold page {item!r}: expected sha1:page with a 1-based page number")
-        if sha:
-            hits = [r.sha1 for r in ds.reports if r.sha1.startswith(sha.strip().lower())]
-            if len(hits) != 1:
-                raise ValueError(f"gold page {item!r}: {len(hits)} reports match {sha!r}")
-            sha = hits[0]
-        else:
-            sha = default_sha1 or (ds.reports[0].sha1 if len(ds.reports) == 1 else "")
-            if not sha:
-                raise ValueError(f"gold page {item!r}: say which report (sha1:page)")
-        out.append(PageRef(sha1=sha, page=int(num)))
-    return out
-
-
-def parse_value(text: str, kind: str) -> Any:
-    """Typed value from the correction box: number -> float, boolean -> bool, names -> list (';')."""
-    t = text.strip()
-    if t == "N/A":
-        return t
-    if kind == "number":
-        try:
-            return float(t.replace(",", ""))
-        except ValueError:
-            raise ValueError(f"a number (or N/A) is expected, got {t!r}") from None
-    if kind == "boolean":
-        if t.lower() not in ("true", "false"):
-            raise ValueError(f"True or False is expected, got {t!r}")
-        return t.lower() == "true"
-    if kind == "names":
-        return [x.strip() for x in t.split(";") if x.strip()]
-    return t
-
-
-def format_value(value: Any) -> str:
-    return "; ".join(map(str, value)) if isinstance(value, list) else ("" if value is None else str(value))
 
 
 # ---- the widget ------------------------------------------------------------------------------

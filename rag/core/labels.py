@@ -14,6 +14,7 @@ labelling action::
 - Appends are ``write + flush + fsync``; a crash mid-append leaves at most one torn line. Reading
   ignores an unparseable line with a warning (it is a torn append; a later append starts on a fresh
   line). Anything else off-format is an error naming the file and line.
+- Where labelling resumes and the counts by status are stage 08's (:mod:`rag.label`).
 - As gold (:func:`labels_as_gold`): accepted/corrected labels only; the pages of one report form one
   reference pool (any page of it is enough), pages of different reports separate pools (as the
   ERC gold does for comparative questions).
@@ -24,14 +25,11 @@ import json
 import os
 import time
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-import pandas as pd
-
-from .core.config import PROJECT_ROOT
-from .core.dataset import Dataset, Gold, PageRef
+from .config import PROJECT_ROOT
+from .dataset import KINDS, Dataset, Gold, PageRef
 
 STATUSES = ("accepted", "corrected", "skipped")
 GOLD_STATUSES = ("accepted", "corrected")
@@ -142,7 +140,7 @@ def labels_as_gold(path: Path | str) -> dict[str, Gold]:
         if rec["status"] not in GOLD_STATUSES:
             continue
         kind = rec.get("kind")
-        if kind not in ("number", "name", "names", "boolean", "comparative"):
+        if kind not in KINDS:
             raise LabelError(f"{path}: label for {text[:60]!r} has no valid 'kind' ({kind!r})")
         pools: dict[str, list[PageRef]] = {}
         for p in rec.get("pages") or []:
@@ -150,34 +148,3 @@ def labels_as_gold(path: Path | str) -> dict[str, Gold]:
         gold[text] = Gold(kind=kind, answers=_value_strings(rec.get("value")),
                           pools=tuple(tuple(v) for v in pools.values()))
     return gold
-
-
-@dataclass(frozen=True)
-class LabelState:
-    index: int  # position in ds.questions to resume at (== total when every question has a label)
-    qid: str | None  # that question's id (None when done)
-    labelled: int  # questions with any last label (accepted, corrected or skipped)
-    total: int
-
-
-def label_state(ds: Dataset, path: Path | str | None = None) -> LabelState:
-    """Where to resume: the first question (in dataset order) with no label line yet."""
-    latest = latest_labels(path or labels_path(ds))
-    done = [q.text in latest for q in ds.questions]
-    idx = next((i for i, d in enumerate(done) if not d), len(done))
-    return LabelState(index=idx, qid=ds.questions[idx].qid if idx < len(done) else None,
-                      labelled=sum(done), total=len(done))
-
-
-def label_counts(ds: Dataset, path: Path | str | None = None) -> pd.DataFrame:
-    """Counts of each question's last label status, by kind, with an ``all`` row."""
-    latest = latest_labels(path or labels_path(ds))
-    cols = list(STATUSES) + ["unlabelled"]
-    rows = {}
-    for q in ds.questions:
-        status = latest[q.text]["status"] if q.text in latest else "unlabelled"
-        rows.setdefault(q.kind, dict.fromkeys(cols, 0))[status] += 1
-    df = pd.DataFrame.from_dict(rows, orient="index", columns=cols).sort_index()
-    df.loc["all"] = df.sum() if len(df) else dict.fromkeys(cols, 0)
-    df.index.name = "kind"
-    return df.astype(int)

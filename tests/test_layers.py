@@ -1,0 +1,171 @@
+"""Layers that only point down (issue 30): the import graph of ``rag``, function-level imports included.
+
+core -> nothing above it; models -> core; the stage packages -> models + core (+ the owner readers of
+earlier stages); everything else (pipeline, CLI, ablate, widgets, notebooks' helpers) on top. A stage's
+report (``rag.<stage>.report``: what its notebook shows) lives beside its code but sits on top: it may read
+any stage through the owner readers, and no stage code may import it.
+The graph is read with ``ast`` from the source (no import runs), so an import hidden inside a function
+counts like one at the top of a module.
+
+Run ``python tests/test_layers.py`` to print the graph's summary (modules, edges, upward imports, cycles).
+"""
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "rag"
+
+
+def _stage_packages() -> dict[str, int]:
+    """``{package: stage number}`` of the stage packages (from the registry when it is there)."""
+    sys.path.insert(0, str(ROOT))
+    from rag.core.stages import STAGES
+
+    return {s.package: s.number for s in STAGES.values() if s.package}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PKG.rglob("*.py"))}
+
+
+def _resolve(mod: str, is_pkg: bool, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports(mods: dict[str, Path]) -> dict[str, set[str]]:
+    """``{module: rag modules it imports}`` (every import statement, at any depth; ``from pkg import mod``
+    counts as importing ``pkg.mod`` when that is a module)."""
+    graph: dict[str, set[str]] = {}
+    for mod, path in mods.items():
+        is_pkg = path.name == "__init__.py"
+        out: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                target = _resolve(mod, is_pkg, node)
+                names = [f"{target}.{a.name}" if f"{target}.{a.name}" in mods else target for a in node.names]
+            else:
+                continue
+            for n in names:
+                while n and n not in mods:  # rag.x.y.attr -> rag.x.y
+                    n = n.rpartition(".")[0]
+                if n.startswith("rag") and n != mod:
+                    out.add(n)
+        graph[mod] = out
+    return graph
+
+
+def layer(mod: str, stages: dict[str, int]) -> tuple[int, int]:
+    """(layer, stage number): 0 core, 1 models, 2 a stage package (numbered), 3 everything on top (a stage's
+    ``report`` module included).
+    The bare ``rag`` package (its ``__init__`` imports nothing) counts as core."""
+    parts = mod.split(".")
+    if mod == "rag" or parts[1] == "core":
+        return 0, 0
+    if parts[-1] == "report":  # display beside its stage, on top of every stage
+        return 3, 0
+    if parts[1] == "models":
+        return 1, 0
+    if parts[1] in stages:
+        return 2, stages[parts[1]]
+    return 3, 0
+
+
+def upward(graph: dict[str, set[str]], stages: dict[str, int]) -> list[str]:
+    """Imports that point up a layer, or from a stage to a later stage."""
+    bad = []
+    for a, targets in sorted(graph.items()):
+        la = layer(a, stages)
+        for b in sorted(targets):
+            lb = layer(b, stages)
+            if lb[0] > la[0] or (la[0] == lb[0] == 2 and lb[1] > la[1]):
+                bad.append(f"{a} -> {b}")
+    return bad
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_upward_imports():
+    bad = upward(imports(modules()), _stage_packages())
+    assert not bad, "imports that climb back up:\n  " + "\n  ".join(bad)
+
+
+def test_no_import_cycles():
+    found = cycles(imports(modules()))
+    assert not found, "import cycles:\n  " + "\n  ".join(" <-> ".join(c) for c in found)
+
+
+def test_the_walk_sees_function_level_and_relative_imports(tmp_path):
+    """The graph reader itself: an import inside a function and a relative one are both edges."""
+    mods = {"rag.core.a": tmp_path / "a.py", "rag.models.b": tmp_path / "b.py", "rag.models": tmp_path / "__init__.py"}
+    mods["rag.core.a"].write_text("def f():\n    from ..models.b import X\n")
+    mods["rag.models.b"].write_text("from rag.core import a\n")
+    mods["rag.models"].write_text("")
+    g = imports(mods)
+    assert g["rag.core.a"] == {"rag.models.b"} and g["rag.models.b"] == {"rag.core.a"}
+    assert upward(g, {}) == ["rag.core.a -> rag.models.b"]
+    assert cycles(g) == [["rag.core.a", "rag.models.b"]]
+
+
+if __name__ == "__main__":
+    g = imports(modules())
+    st = _stage_packages()
+    bad, cyc = upward(g, st), cycles(g)
+    print(f"{len(g)} modules, {sum(map(len, g.values()))} import edges (function-level included)")
+    print(f"upward imports: {len(bad)}")
+    for b in bad:
+        print("  " + b)
+    print(f"cycles: {len(cyc)}")
+    for c in cyc:
+        print(f"  {len(c)} modules: " + " ".join(c))
