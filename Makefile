@@ -154,6 +154,6 @@ gpu-dry-run: $(STAMP)
 	$(PY) -m rag.models.gpu_deps --torch-index $(TORCH_INDEX) --find-links $(LLAMA_WHEELS)
 
 # On the GPU box after `make gpu`: one table (GPU, embedder GPU vs CPU, cross-encoder, docling, vLLM) and
-# outputs/gpu-check.json (rag/models/gpu_check.py).
+# outputs/gpu-check.json (rag/gpu_check.py).
 gpu-check: $(STAMP)
 	$(PY) -m rag.cli check --gpu

@@ -68,9 +68,9 @@ def _ask(argv: list[str]) -> int:
 
 
 def _check(argv: list[str]) -> int:
-    """``rag check --gpu``: the CUDA box's self-check (rag.models.gpu_check); otherwise the model check."""
+    """``rag check --gpu``: the CUDA box's self-check (rag.gpu_check); otherwise the model check."""
     if "--gpu" in argv:
-        from .models.gpu_check import main
+        from .gpu_check import main
 
         return main([x for x in argv if x != "--gpu"])
     from .models.__main__ import main as check
@@ -82,6 +82,13 @@ def _run(argv: list[str]) -> int:
     from .pipeline import main
 
     return main(argv, prog="rag run")  # its error and interrupt lines resume with `rag run ...`
+
+
+def _valgen(argv: list[str]) -> int:
+    """``rag valgen values ...``: the value questions (rag.valgen_values); else rag.valgen."""
+    if argv[:1] == ["values"]:
+        return _forward("rag.valgen_values")(argv[1:])
+    return _forward("rag.valgen")(argv)
 
 
 def _forward(module: str, fn: str = "main") -> Callable[[list[str]], int]:
@@ -140,7 +147,7 @@ COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "check": (_check, "real calls through the configured models (--gpu: the CUDA box's self-check)"),
     "score": (_forward("rag.evaluate"), "score a run against gold answers"),
     "ablate": (_forward("rag.ablate"), "run a grid of config variants and tabulate them"),
-    "valgen": (_forward("rag.valgen"), "generate and label validation questions"),
+    "valgen": (_valgen, "generate and label validation questions"),
     "demo": (_forward("rag.demo"), "(re)generate the demo corpus"),
     "lab": (_lab, "JupyterLab on the project kernel"),
     "kernel": (_kernel, "install the project's Jupyter kernel"),

@@ -45,9 +45,9 @@ import os
 import sys
 from pathlib import Path
 
-from .labels import append_label, latest_labels
+from .core.labels import append_label, latest_labels
 from .valgen import COMPARE, FAMILIES, FIN_METRICS, LCG, SHARED
-from .widgets.label_widget import parse_value
+from .label import parse_value
 
 BASE = 110  # questions.json entries made by ``python -m rag.valgen --seed 42 --count 110``; never changed here
 FIELDS = ("family", "sha1", "metric", "cur", "ref", "companies")
@@ -130,7 +130,7 @@ def append_labels(data: Path, batch: list[dict], labeller: str) -> int:
     """Append hand labels ``{"text", "value", "pages": "sha:page, ...", "evidence"}`` for questions of
     ``data/questions.json`` whose latest label differs (value, pages or evidence); returns lines written."""
     from .core.dataset import load_dataset
-    from .widgets.label_widget import parse_pages
+    from .label import parse_pages
 
     ds = load_dataset(data, check_hashes=False)
     by_text = {q.text: q for q in ds.questions}

@@ -11,7 +11,8 @@ import pytest
 
 from rag import cli
 from rag.models import device as dev
-from rag.models import gpu_check, gpu_deps
+from rag import gpu_check
+from rag.models import gpu_deps
 
 
 def _no_gpu_parts(tmp_path: Path) -> list[str]:

@@ -100,7 +100,7 @@ def test_auto_asks_the_model_when_candidates_are_close_and_threshold_gives_na(ma
 def test_tradeoff_curve_from_the_candidates_of_a_run(tmp_path):
     import json
 
-    from rag.answer.tradeoff import tradeoff
+    from rag.evaluate.tradeoff import tradeoff
     from rag.evaluate.plots import tradeoff_png
 
     run = tmp_path / "run"

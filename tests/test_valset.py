@@ -326,7 +326,9 @@ def test_value_questions_use_templates_and_append(tmp_path):
     assert len(split_comparative(new[3]["text"], "comparative", names)) == 3
     assert comparison_direction(new[3]["text"]) == "min"
     # same seed and rows -> same bytes, also when rerun on its own output; a new row keeps every earlier qid
-    valgen.main(["values", "--data", str(root), "--seed", "42"])  # = python -m rag.valgen_values ...
+    from rag import cli
+
+    assert cli.main(["valgen", "values", "--data", str(root), "--seed", "42"]) == 0  # = python -m rag.valgen_values
     assert (root / "questions.json").read_bytes() == first
     more = valgen_values.append_questions(root, _cands(root, rows + ["custom,ccc,Number of stores,,,"]), 42)
     assert more[:-1] == qs and "Number of stores" in more[-1]["text"]

@@ -162,7 +162,7 @@ def _printed_name(cfg: RunConfig, kind: str, value: Any, info: dict[str, Any], c
                   part: list[CtxPage]) -> tuple[Any, dict[str, Any]]:
     """Names checked like numbers (rag.answer.name_check): an entry printed on no page of the part (cited
     pages first) or copied from a prompt's example answer is dropped; none left -> N/A."""
-    from .fuse import prompts_dir
+    from .calls import prompts_dir
     from .name_check import check_names, example_answers
 
     pages = cited + [p for p in part if p not in cited]

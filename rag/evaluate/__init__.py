@@ -162,7 +162,7 @@ def run_evaluate(cfg: RunConfig, ds: Dataset, progress: bool = True, gold_source
         if len(costs):
             stage.write_bytes("stage_costs.png", plots.stage_costs_png(costs))
         if cfg.answer.table_candidates and "kind" in per_q and (per_q.kind == "number").any():  # N/A threshold
-            from ..answer.tradeoff import tradeoff
+            from .tradeoff import tradeoff
 
             curve = tradeoff([run_dir_of(cfg)])
             stage.write_text("na_tradeoff.csv", curve.to_csv(index=False))
@@ -229,9 +229,9 @@ def paired(run_a: RunConfig | Path | str, run_b: RunConfig | Path | str) -> pd.D
 
 def per_question(run: RunConfig | Path | str) -> pd.DataFrame:
     """A scored run's ``07_evaluate/per_question.csv``."""
-    path = _run_dir(run) / STAGE / "per_question.csv"
+    path = run_dir_of(run) / STAGE / "per_question.csv"
     if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist: run stage 07_evaluate for {_run_dir(run).name} first")
+        raise FileNotFoundError(f"{path} does not exist: run stage 07_evaluate for {run_dir_of(run).name} first")
     return pd.read_csv(path)
 
 

@@ -172,7 +172,7 @@ def ablation_png(table: pd.DataFrame) -> bytes:
 
 def tradeoff_png(table: pd.DataFrame) -> bytes:
     """Values found (% of value-gold number questions) against N/A precision, one point per picker threshold
-    (``rag.answer.tradeoff.tradeoff``'s table), each labelled with its threshold."""
+    (``rag.evaluate.tradeoff.tradeoff``'s table), each labelled with its threshold."""
     fig, ax = plt.subplots(figsize=FIG_SIZE)
     t = table.dropna(subset=["na_precision", "found_pct"])
     ax.plot(t["na_precision"], t["found_pct"], marker="o")

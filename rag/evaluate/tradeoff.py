@@ -11,7 +11,7 @@ Contracts:
   another value or N/A). ``runs``: run folders (``outputs/<run>``) scored by 07 (``per_question.csv``
   gives the gold); their number questions are pooled. Comparative questions are left out (their answer
   is a pick between companies' values).
-- ``python -m rag.answer.tradeoff RUN... [--thresholds 0,0.5,...]`` prints the table.
+- ``python -m rag.evaluate.tradeoff RUN... [--thresholds 0,0.5,...]`` prints the table.
 """
 from __future__ import annotations
 
@@ -36,8 +36,10 @@ def _gold(g: Any) -> list[str]:
 
 def _questions(run: Path) -> list[tuple[list[str], list[tuple[float, Any]]]]:
     """(gold answers, [(score, value)] of its candidates) of each number question of a run."""
-    from . import load_answers
-    from ..evaluate import STAGE as EVAL
+    from ..answer import load_answers
+    from ..core.stages import STAGES
+
+    EVAL = next(s.name for s in STAGES.values() if s.package == "evaluate")  # 07's folder (the registry's)
 
     per_q = pd.read_csv(run / EVAL / "per_question.csv")
     gold = {r.qid: _gold(r.gold) for r in per_q.itertuples() if r.kind == "number"}
@@ -53,7 +55,7 @@ def _questions(run: Path) -> list[tuple[list[str], list[tuple[float, Any]]]]:
 
 def tradeoff(runs: Iterable[Path | str], thresholds: Sequence[float | None] = THRESHOLDS) -> pd.DataFrame:
     """Values found vs N/A precision of the code pick at each threshold (module docstring)."""
-    from ..evaluate.scoring import score_number
+    from .scoring import score_number
 
     qs = [q for r in runs for q in _questions(Path(r))]
     rows = []
@@ -80,7 +82,7 @@ def tradeoff(runs: Iterable[Path | str], thresholds: Sequence[float | None] = TH
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m rag.answer.tradeoff", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m rag.evaluate.tradeoff", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", help="run folders scored by 07 (their number questions are pooled)")
     ap.add_argument("--thresholds", default=None, help="comma-separated (default: %s)" % ",".join(map(str, THRESHOLDS)))
@@ -90,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = tradeoff(a.runs, ts)
     print(table.to_markdown(index=False))
     if a.png:
-        from ..evaluate.plots import tradeoff_png
+        from .plots import tradeoff_png
 
         Path(a.png).write_bytes(tradeoff_png(table))
     return 0

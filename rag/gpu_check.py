@@ -58,7 +58,7 @@ class Row:
 
 def sample_chunks(n: int, chars: int = CHUNK_CHARS) -> list[str]:
     """``n`` distinct chunks of ``chars`` characters cut from the demo corpus's prose (deterministic)."""
-    from ..demo_content import COMPANIES
+    from .demo_content import COMPANIES
 
     parts: list[str] = []
 
@@ -85,7 +85,7 @@ def machine_rows() -> tuple[list[Row], bool]:
     """GPU name/memory and versions; (rows, a GPU is seen)."""
     import torch
 
-    from .device import cuda_available
+    from .models.device import cuda_available
 
     versions = {"torch": torch.__version__, "cuda": torch.version.cuda, "python": platform.python_version(),
                 "cpu_cores": os.cpu_count()}
@@ -128,8 +128,8 @@ def _timed(fn, items: list, budget_s: float | None = None) -> tuple[np.ndarray, 
 
 def _local_embedder(cfg, device: str):
     """A LocalEmbedder for ``cfg.embed`` loaded on ``device``, no cache (the process setting is restored)."""
-    from . import device as dev
-    from .embed import LocalEmbedder
+    from .models import device as dev
+    from .models.embed import LocalEmbedder
 
     e = cfg.embed
     emb = LocalEmbedder(e.model, e.batch_size, e.max_input_tokens, None, e.long_text, e.long_text_overlap, e.hub)
@@ -198,7 +198,7 @@ def cross_encoder_rows(cfg, gpu: bool, n_pairs: int, cpu_seconds: float | None) 
         return [Row("cross-encoder", "missing", "not configured: --set 'rerank.cross_encoder_models=[\"FOLDER\"]' "
                     "(a local cross-encoder folder, e.g. `huggingface-cli download cross-encoder/ms-marco-MiniLM-L-6-v2` "
                     "where there is internet)")]
-    from . import get_cross_encoder
+    from .models import get_cross_encoder
 
     chunks = sample_chunks(n_pairs)
     pairs = [("What was the revenue growth in the year?", c) for c in chunks]
@@ -222,18 +222,18 @@ def cross_encoder_rows(cfg, gpu: bool, n_pairs: int, cpu_seconds: float | None) 
 
 
 def docling_rows(cfg, gpu: bool, pdf: str | None, pages: int) -> list[Row]:
-    from ..parse import artifacts_dir
-    from ..preflight import parse_problems
+    from .parse import artifacts_dir
+    from .parse.setup_check import parse_problems
 
     found = parse_problems(cfg)
     if found:
         return [Row("docling full pipeline", "missing", "; ".join(found) + ": `make gpu` (torchvision) / "
                     "`make gpu-weights` (layout + TableFormer into data/models/docling)")]
-    from ..parse.docling_pages import WINDOWS
+    from .parse.docling_pages import WINDOWS
 
     if pdf is None:
-        from ..core.config import PROJECT_ROOT
-        from ..demo import ensure_demo
+        from .core.config import PROJECT_ROOT
+        from .demo import ensure_demo
 
         pdf = str(sorted((ensure_demo(PROJECT_ROOT / "data" / "demo")).rglob("*.pdf"))[0])
     d = "cuda" if gpu else "cpu"
@@ -258,10 +258,10 @@ def vllm_rows(cfg, skip: bool) -> list[Row]:
         return [Row("vllm", "info", f"llm.backend={cfg.llm.backend} (not vllm): no managed vLLM server in this preset")]
     if skip:
         return [Row("vllm", "info", "skipped (--no-vllm)")]
-    from . import get_llm, shutdown_all
-    from .__main__ import PROMPT, CheckAnswer
-    from .base import ModelUnavailable
-    from .vllm_server import get_vllm_server
+    from .models import get_llm, shutdown_all
+    from .models.__main__ import PROMPT, CheckAnswer
+    from .models.base import ModelUnavailable
+    from .models.vllm_server import get_vllm_server
 
     try:
         get_vllm_server(cfg).check_installed()
@@ -287,7 +287,7 @@ def vllm_rows(cfg, skip: bool) -> list[Row]:
 
 def _status(e: BaseException) -> str:
     """Absent weights say how to get them ("missing"); anything else raised is a failure."""
-    from .base import ModelUnavailable
+    from .models.base import ModelUnavailable
 
     return "missing" if isinstance(e, ModelUnavailable) else "FAILED"
 
@@ -318,9 +318,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-vllm", action="store_true", help="skip the vLLM server (a 32B model takes minutes to start)")
     ap.add_argument("--out", default=None, help="JSON file (default: <outputs_dir>/gpu-check.json)")
     a = ap.parse_args(argv)
-    from ..core.artifacts import write_json_atomic
-    from ..core.config import load_config
-    from ..pipeline import parse_set
+    from .core.artifacts import write_json_atomic
+    from .core.config import load_config
+    from .core.config import parse_set
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the check never reaches a model hub
     cfg = load_config(a.preset, overrides={"embed.cache": False, "llm.cache": False, **parse_set(a.set)})
