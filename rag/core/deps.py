@@ -55,12 +55,13 @@ EXECUTION_ONLY: dict[str, tuple[str, ...]] = {
     # Where it runs (GPU layers, the vLLM server's memory share and parallelism) does not change the model.
     "llm": ("n_threads_batch", "server_env", "server_max_restarts", "n_gpu_layers", "vllm"),
     # Where the embedding server runs, not what it computes (embed.model says that).
-    "embed": ("base_url",),
+    "embed": ("base_url", "threads"),
 }
 
 # Fields added after runs were made: left out of keys and signatures while at their default (the value that
 # reproduces the behaviour from before they existed), so existing outputs stay current; set, they count.
-OMIT_WHEN_DEFAULT: dict[str, tuple[str, ...]] = {"embed": ("hub", "long_text", "query_prefix", "passage_prefix"),
+OMIT_WHEN_DEFAULT: dict[str, tuple[str, ...]] = {"embed": ("hub", "long_text", "query_prefix", "passage_prefix",
+                                                          "runtime"),
                                                 "index": ("bm25_stemmer",)}
 # Fields that change nothing while another field of their section has a given value: then left out too.
 UNUSED_WHEN: dict[str, dict[str, tuple[str, Any]]] = {"embed": {"long_text_overlap": ("long_text", "truncate")}}
