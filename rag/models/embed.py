@@ -200,6 +200,10 @@ class LocalEmbedder(_CachedEmbedder):
     (``hub=True``) a model hub name."""
 
     backend = "local"
+    # One model call gets this many batches' worth of texts, which it sorts by length (sentence-transformers
+    # by characters, the ONNX runtime by wordpieces), so a batch pads little: erc2-dev's 300-token chunks
+    # padded in input order cost 1.31x their wordpieces, sorted per call of 1,024 texts 1.06x.
+    sort_window = 16
 
     def __init__(self, model_name: str, batch_size: int, max_input_tokens: int, cache: DiskCache | None,
                  long_text: str = "truncate", long_text_overlap: int = 32, hub: bool = False):
@@ -231,6 +235,10 @@ class LocalEmbedder(_CachedEmbedder):
                 m.max_seq_length = min(m.max_seq_length or self.max_input_tokens, self.max_input_tokens)
                 self._model = m
         return self._model
+
+    @property
+    def call_size(self) -> int:
+        return self.batch_size * self.sort_window
 
     @property
     def tokenizer(self):

@@ -12,13 +12,14 @@ Contract:
 - Export once, offline, from the packaged (or folder) weights: :func:`ensure_export` writes
   ``<models_dir>/onnx/<model>-<sha256 of the weights files, 12 hex>/`` holding ``model.onnx``, the
   tokenizer files and ``export.json`` (max_seq_length, input names, versions); the int8 graph
-  (:data:`QUANT_FILE`) is made from ``model.onnx`` on first use. Every file is written to a temp name and renamed, and the
-  folder's ``export.json`` is written last, so a killed export leaves no folder that looks complete and two
+  (:data:`QUANT_FILE`) is made from ``model.onnx`` on first use. Every file is written to a temp name and
+  renamed, and ``export.json`` is written last, so a killed export leaves no folder that looks complete and two
   processes exporting at once both end with the same files. New weights -> a new folder; the torch
-  exporter runs only when the folder is missing (loading a present export imports no torch).
+  exporter runs only when the folder is missing.
 - Speed: within one call, texts are tokenized once, sorted by token count and run in batches of
-  ``embed.batch_size`` padded to their own longest text (:data:`SORT_WINDOW` batches per call, see
-  ``call_size``); ONNX Runtime uses ``embed.threads`` intra-op threads (0: the cores this process may use).
+  ``embed.batch_size`` padded to their own longest text (``LocalEmbedder.sort_window`` batches per
+  call); ONNX Runtime runs ``embed.threads`` intra-op threads (0: the cores this process may use) that
+  wait passively (no spinning).
 - Keys: the runtime is part of every cache key of this embedder (``key_extra``) and of 04's item keys and
   index metas (``rag.core.deps``), so vectors of different runtimes never mix.
 """
@@ -40,8 +41,6 @@ from .embed import LocalEmbedder, _local_source
 EXPORT_VERSION = "onnx-export-1"
 # ONNX opset of the exported graph (onnxruntime 1.32 runs up to 23; 17 has LayerNormalization).
 OPSET = 17
-# A call to _embed_texts / _embed_pieces gets this many batches' worth of texts, sorted by length inside.
-SORT_WINDOW = 16
 # The int8 graph: uint8 weights quantized per channel (ONNX Runtime dynamic quantization). Measured on 30
 # passages of a real report vs the fp32 graph (AVX2 CPU, no VNNI): int8 per tensor min cosine 0.903 (mean
 # 0.946: the u8s8 kernels saturate on AVX2), int8 per channel 0.986 / 0.990, uint8 per channel 0.990 / 0.993.
@@ -208,10 +207,6 @@ class OnnxEmbedder(LocalEmbedder):
         self.key_extra = ("runtime", runtime)  # cache keys: vectors of different runtimes never mix
         self.graph_path: Path | None = None
 
-    @property
-    def call_size(self) -> int:
-        return self.batch_size * SORT_WINDOW
-
     def _load(self):
         with self._lock:
             if self._model is None:
@@ -225,6 +220,9 @@ class OnnxEmbedder(LocalEmbedder):
                 opts.intra_op_num_threads = self.threads
                 opts.inter_op_num_threads = 1
                 opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+                # Threads wait passively, as llama.cpp's do here (README "Benchmarks"): a spinning thread
+                # holds a core that another process on a shared 2-core machine needs, and its partner waits.
+                opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 try:
                     session = ort.InferenceSession(str(graph), opts, providers=["CPUExecutionProvider"])
                     tok = AutoTokenizer.from_pretrained(str(folder / "tokenizer"))
