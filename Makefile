@@ -33,7 +33,7 @@ LLAMA_ID      := $(LLAMA_VARIANT)-$(shell echo '$(LLAMA_VERSION) $(LLAMA_FLAGS)'
 LLAMA_WHEELS  := .cache/wheels/llama-$(LLAMA_ID)
 LLAMA_STAMP   := .venv/.llama-$(LLAMA_ID)
 
-.PHONY: setup cluster llama llama-rebuild models models-test check check-test run test demo kernel gpu gpu-weights gpu-model run-gpu
+.PHONY: setup cluster llama llama-rebuild models models-test check check-test run test demo kernel gpu gpu-weights gpu-model run-gpu gpu-dry-run gpu-check
 
 setup: $(STAMP)
 
@@ -146,3 +146,14 @@ gpu-model: $(VLLM_STAMP)
 DATA ?= data/demo
 run-gpu: gpu
 	$(PY) -m rag.pipeline --preset gpu --data $(DATA) $(if $(RUN),--run $(RUN),)
+
+# On a laptop, before competition day (no GPU, no install): are `make gpu`'s pins resolvable? pip --dry-run of
+# torch + torchvision from $(TORCH_INDEX) (PyPI's same versions when that index cannot be reached, said in
+# one line), the project's [dev,gpu] extras and the vLLM venv's vllm pin from PyPI (rag/models/gpu_deps.py).
+gpu-dry-run: $(STAMP)
+	$(PY) -m rag.models.gpu_deps --torch-index $(TORCH_INDEX) --find-links $(LLAMA_WHEELS)
+
+# On the GPU box after `make gpu`: one table (GPU, embedder GPU vs CPU, cross-encoder, docling, vLLM) and
+# outputs/gpu-check.json (rag/models/gpu_check.py).
+gpu-check: $(STAMP)
+	$(PY) -m rag.cli check --gpu

@@ -4,6 +4,7 @@
     rag ask "question" --data D      one question answered, with its cited pages and snippets
     rag run [--data D] [--preset P]  every stage (notebooks by papermill), as python -m rag.pipeline
     rag check [--preset P]           real calls through the configured models
+    rag check --gpu                  a CUDA box checks itself: one table, outputs/gpu-check.json
     rag score --run R                score a run against gold answers (stage 07 without the notebook)
     rag ablate ...                   a grid of config variants, tabulated
     rag valgen ...                   validation-set questions and labels
@@ -51,11 +52,22 @@ def _ask(argv: list[str]) -> int:
     return 0
 
 
-def _forward(module: str, fn: str = "main", prefix: Sequence[str] = ()) -> Callable[[list[str]], int]:
+def _check(argv: list[str]) -> int:
+    """``rag check --gpu``: the CUDA box's self-check (rag.models.gpu_check); otherwise the model check."""
+    if "--gpu" in argv:
+        from .models.gpu_check import main
+
+        return main([x for x in argv if x != "--gpu"])
+    from .models.__main__ import main as check
+
+    return check(["--check", *argv]) or 0
+
+
+def _forward(module: str, fn: str = "main") -> Callable[[list[str]], int]:
     def run(argv: list[str]) -> int:
         import importlib
 
-        return getattr(importlib.import_module(module), fn)([*prefix, *argv]) or 0
+        return getattr(importlib.import_module(module), fn)(argv) or 0
     return run
 
 
@@ -104,7 +116,7 @@ COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "init": (_init, "make a dataset folder from a folder of PDFs"),
     "ask": (_ask, "answer one question and print the cited pages"),
     "run": (_forward("rag.pipeline"), "run every stage (notebooks by papermill)"),
-    "check": (_forward("rag.models.__main__", prefix=["--check"]), "real calls through the configured models"),
+    "check": (_check, "real calls through the configured models (--gpu: the CUDA box's self-check)"),
     "score": (_forward("rag.evaluate"), "score a run against gold answers"),
     "ablate": (_forward("rag.ablate"), "run a grid of config variants and tabulate them"),
     "valgen": (_forward("rag.valgen"), "generate and label validation questions"),

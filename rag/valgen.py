@@ -11,6 +11,7 @@
   per report) from ``DIR/labels.jsonl`` (rag.labels, 1-based pages; last line wins; accepted/corrected only).
 - ``page --sha1 S --page N`` (1-based), ``grep --sha1 S REGEX``, ``label --q QID --value V [--pages S:N,...]
   [--evidence T] [--searched T]`` (appends a labels.jsonl line); S: sha1 prefix; ``--data DIR``: data/erc2-val.
+- ``values ...``: :mod:`rag.valgen_values` (questions where the report prints the value, appended after these).
 """
 from __future__ import annotations
 
@@ -281,6 +282,10 @@ def write_subset(src: Path, out: Path, kinds: list[str], qids: list[str] | None 
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["values"]:  # rag valgen values ...: the value questions (rag.valgen_values)
+        from .valgen_values import main as values_main
+
+        return values_main(argv[1:])
     cmd = argv[0] if argv and argv[0] in ("gold", "page", "grep", "label", "subset") else ""
     ap = argparse.ArgumentParser(prog=f"python -m rag.valgen {cmd}")
     if cmd == "subset":  # python -m rag.valgen subset --data data/erc2-val --kinds number --out outputs/datasets/x

@@ -137,3 +137,64 @@ def test_broken_torchvision_is_named_in_model_load_errors(tmp_path):
     assert "pip uninstall -y torchvision" in broken
     if importlib.util.find_spec("torchvision") is None:  # this project's setup removes the broken one
         assert hint(str(ROOT)) == "''"
+
+
+# ---- every tensor a model is handed is on the model's device (issue 32) ---------------------------------
+def _record_forward(model, out_key: str, width: int) -> list[tuple[str, str]]:
+    """Replace ``model.forward`` (what encode / predict / the embedder's window path call) by a recorder of
+    every tensor it is handed, (name, device type), answering zeros of the output's shape on the CPU.
+    With the weights on torch's meta device, a tensor left on the CPU shows here as it crashed on CUDA
+    ("index is on cpu, different from other tensors on cuda:0"); a meta model cannot run its own forward
+    (BERT's ops call .item()), hence the stand-in output."""
+    import torch
+
+    seen: list[tuple[str, str]] = []
+
+    def forward(features, **kwargs):
+        seen.extend((k, v.device.type) for k, v in features.items() if torch.is_tensor(v))
+        return {**features, out_key: torch.zeros(len(features["input_ids"]), width)}
+
+    model.forward = forward
+    return seen
+
+
+@pytest.fixture(scope="module")
+def meta_embedder():
+    """The packaged MiniLM as a LocalEmbedder whose weights sit on torch's meta device (no GPU needed)."""
+    from rag.models.embed import LocalEmbedder
+
+    emb = LocalEmbedder("all-MiniLM-L6-v2", 4, 64, None, "truncate", 8)  # 64 wordpieces: long texts get windows
+    emb._load().to("meta")
+    return emb
+
+
+@pytest.mark.parametrize("mode", ["truncate", "mean"])
+def test_every_tensor_handed_to_the_embedder_is_on_its_device(meta_embedder, mode):
+    """issue 32: long_text=mean padded window ids on the CPU and called forward on a CUDA model."""
+    emb = meta_embedder
+    emb.long_text = mode
+    seen = _record_forward(emb._load(), "sentence_embedding", 384)
+    texts = ["a short text", "a much longer text about revenue and growth " * 30]
+    v = emb.embed(texts)
+    assert v.shape == (2, 384)
+    if mode == "mean":
+        assert emb.windows_per_text(texts[1]) > 1
+    assert {"input_ids", "attention_mask"} <= {k for k, _ in seen}
+    assert all(d == "meta" for _, d in seen), f"tensors not on the model's device (meta): {sorted(set(seen))}"
+
+
+def test_every_tensor_handed_to_the_cross_encoder_is_on_its_device(make_cfg, monkeypatch):
+    """The project's cross-encoder path (get_cross_encoder -> predict) on a model whose weights are on meta."""
+    from rag.models import cross
+    from rag.models.weights import embedding_model_path
+
+    monkeypatch.setattr(cross, "_REGISTRY", {})  # the meta model must not outlive this test
+    monkeypatch.setattr(dev, "cuda_available", lambda: False)
+    # The MiniLM folder as a cross-encoder (its classification head freshly initialized: scores unused here).
+    ce = cross.get_cross_encoder(make_cfg(overrides={"device": "cpu"}), str(embedding_model_path("all-MiniLM-L6-v2")))
+    ce._model.to("meta")
+    seen = _record_forward(ce._model, "scores", 1)
+    s = ce.score([("what was revenue?", "Revenue grew 8% to USD 412.5 million."), ("q", "p " * 400)])
+    assert s.shape == (2,)
+    assert "input_ids" in {k for k, _ in seen}
+    assert all(d == "meta" for _, d in seen), f"tensors not on the model's device (meta): {sorted(set(seen))}"

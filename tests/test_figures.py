@@ -40,7 +40,9 @@ MATURITIES = """Table: Debt maturities — values in thousands of USD
 
 
 def cfg_(make_cfg, **over):
-    return make_cfg(overrides={"answer.table_candidates": True, **over})
+    # table candidates alone: sentences (answer.prose_candidates) and the N/A threshold are tests/test_prose.py's
+    return make_cfg(overrides={"answer.table_candidates": True, "answer.prose_candidates": False,
+                               "answer.figure_min_score": None, **over})
 
 
 def pg(text: str, n: int = 45, rank: int = 0) -> CtxPage:
@@ -203,7 +205,7 @@ def test_answer_pages_uses_tables_when_switched_on_and_reads_pages_otherwise(mak
     assert seen == [NumberAnswer] and res["calls"][0]["kind"] == "number"
     # ...or, with figure_fallback = "na", N/A at once without a model call
     seen.clear()
-    na_cfg = make_cfg(overrides={"answer.table_candidates": True, "answer.figure_fallback": "na"})
+    na_cfg = cfg_(make_cfg, **{"answer.figure_fallback": "na"})
     res = answer_pages(FakeLLM(respond), na_cfg, "number", Q_REV, [prose], "USD", COUNT, "Acme Corp")
     assert seen == [] and res["value"] == "N/A" and res["calls"] == [] and "names the metric" in res["interpretation"]["na_reason"]
 

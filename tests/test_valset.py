@@ -282,3 +282,133 @@ def test_subset_by_kind_keeps_reports_pdfs_and_gold(tmp_path, capsys):
     assert ds.reports[0].pdf.resolve() == (tmp_path / "store" / f"{a}.pdf").resolve()
     main(["subset", "--data", str(root), "--kinds", "number,boolean", "--qids", "q001", "--out", str(tmp_path / "s2")])
     assert [q.kind for q in load_dataset(tmp_path / "s2").questions] == ["boolean"]
+
+
+# ---- value questions (rag.valgen_values) ----------------------------------------------------------
+from rag import valgen_values  # noqa: E402
+
+
+def _val_ds(tmp_path: Path) -> Path:
+    root = tmp_path / "val"
+    root.mkdir()
+    (root / "subset.csv").write_text("sha1,company_name,cur,major_industry\n" + "".join(
+        f"{c * 40},{n},USD,Technology\n" for c, n in (("a", "Alpha Inc."), ("b", '"Beta, Inc."'), ("c", "Gamma plc"))))
+    base = [{"text": f"base question {i}?", "kind": "boolean"} for i in range(valgen_values.BASE)]
+    (root / "questions.json").write_text(json.dumps(base))
+    return root
+
+
+def _cands(root: Path, rows: list[str]) -> Path:
+    p = root / "value_candidates.csv"
+    p.write_text("family,sha1,metric,cur,ref,companies\n" + "".join(r + "\n" for r in rows))
+    return p
+
+
+def test_value_questions_use_templates_and_append(tmp_path):
+    root = _val_ds(tmp_path)
+    rows = ["custom,aaaa,Number of full-time employees,,,", "fin,bbb,Net income (in USD),USD,,",
+            "layoffs,ccc,,,,", "compare,,total assets,USD,lowest,aaa;bbb;ccc", "ma,bbb,,,,"]
+    qs = valgen_values.append_questions(root, _cands(root, rows), 42)
+    first = (root / "questions.json").read_bytes()
+    assert len(qs) == valgen_values.BASE + 5 and qs[0] == {"text": "base question 0?", "kind": "boolean"}
+    new = qs[valgen_values.BASE:]
+    assert [q["kind"] for q in new] == ["number", "number", "number", "comparative", "name"]
+    assert new[4]["text"] == ("What was the latest merger or acquisition that Beta, Inc. was involved in? Return name of "
+                              "the entity or 'N/A'")
+    assert new[0]["text"] in [v.format(metric="Number of full-time employees", company="Alpha Inc.")
+                              for v in valgen.FAMILIES["number"][1][3]]
+    assert new[1]["text"] in [v.format(metric="Net income (in USD)", company="Beta, Inc.")
+                              for v in valgen.FAMILIES["number"][0][3]]
+    assert "Gamma plc" in new[2]["text"] and ("laid off" in new[2]["text"] or "let go" in new[2]["text"])
+    assert new[3]["text"].startswith('Which of the companies had the lowest total assets in USD at the end of the period '
+                                     'listed in annual report: "Alpha Inc.", "Beta, Inc.", "Gamma plc"? If data')
+    names = {"a" * 40: "Alpha Inc.", "b" * 40: "Beta, Inc.", "c" * 40: "Gamma plc"}
+    assert len(split_comparative(new[3]["text"], "comparative", names)) == 3
+    assert comparison_direction(new[3]["text"]) == "min"
+    # same seed and rows -> same bytes, also when rerun on its own output; a new row keeps every earlier qid
+    valgen.main(["values", "--data", str(root), "--seed", "42"])  # = python -m rag.valgen_values ...
+    assert (root / "questions.json").read_bytes() == first
+    more = valgen_values.append_questions(root, _cands(root, rows + ["custom,ccc,Number of stores,,,"]), 42)
+    assert more[:-1] == qs and "Number of stores" in more[-1]["text"]
+    variants = {valgen_values.append_questions(root, _cands(root, rows[:1]), s)[-1]["text"] for s in range(6)}
+    assert len(variants) == 2  # the seed draws between the template's two variants
+
+
+def test_value_candidates_problems_are_named(tmp_path):
+    root = _val_ds(tmp_path)
+    for rows, msg in ((["custom,zzz,Staff,,,"], r"value_candidates.csv:2: sha1 prefix 'zzz' names 0 reports"),
+                      (["fin,aaa,Net income (in EUR),USD,,"], r":2: 'Net income \(in EUR\)' is not a FIN_METRICS"),
+                      (["custom,aaa,Staff,,,", "custom,aaa,Staff,,,"], r":3: question already in the set"),
+                      (["compare,,total assets,USD,biggest,aaa;bbb"], r":2: compare needs ref highest\|lowest"),
+                      (["custom,aaa,,,,"], r":2: custom needs a metric"),
+                      (["budget,aaa,Staff,,,"], r":2: family must be custom, fin, layoffs, ma or compare")):
+        with pytest.raises(valgen_values.CandidateError, match=msg):
+            valgen_values.append_questions(root, _cands(root, rows), 1)
+    (root / "questions.json").write_text("[]")
+    with pytest.raises(valgen_values.CandidateError, match="0 questions, expected at least the 110"):
+        valgen_values.append_questions(root, _cands(root, ["custom,aaa,Staff,,,"]), 1)
+
+
+_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                                     "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * i for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if i > 1}
+
+
+def _numbers_in(text: str) -> list[float]:
+    """Digits ("1,234.5") and number words up to 99 ("seventy-nine", "three") printed in ``text``."""
+    out = [float(x.replace(",", "")) for x in re.findall(r"\d[\d,]*(?:\.\d+)?", text)]
+    for tens, unit in re.findall(r"\b(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:-(\w+))?\b", text.lower()):
+        out.append(_TENS[tens] + _WORDS.get(unit, 0))
+    return out + [_WORDS[w] for w in re.findall(r"\b[a-z]+\b", text.lower()) if w in _WORDS]
+
+
+@pytest.mark.skipif(not (VAL / "labels.jsonl").exists(), reason="needs data/erc2-val/labels.jsonl")
+def test_number_labels_print_their_value_and_value_questions_reproduce(tmp_path):
+    """Every non-N/A number label's value is a number of its evidence times 1, 10^3, 10^6 or 10^9 (the printed
+    figure and its scale: catches typos and scale slips); every question after the rag.valgen ones comes from
+    value_candidates.csv (seed 42, byte-identical) and has a real value with evidence (comparative: a listed
+    company, cited pages of every compared company)."""
+    latest = latest_labels(VAL / "labels.jsonl")
+    bad = []
+    for rec in latest.values():
+        if rec.get("kind") == "number" and rec.get("value") not in ("N/A", None):
+            v = abs(float(rec["value"]))
+            if not any(abs(n * s - v) <= 1e-9 * max(v, 1) for n in _numbers_in(rec.get("evidence", ""))
+                       for s in (1, 1e3, 1e6, 1e9)):
+                bad.append(f"{rec.get('qid')}: {rec['value']} not in {rec.get('evidence', '')[:80]!r}")
+    assert not bad, "\n".join(bad)
+    root = tmp_path / "val"
+    root.mkdir()
+    for f in ("subset.csv", "questions.json"):
+        (root / f).write_bytes((VAL / f).read_bytes())
+    qs = valgen_values.append_questions(root, VAL / "value_candidates.csv", 42)
+    assert (root / "questions.json").read_bytes() == (VAL / "questions.json").read_bytes()
+    for q in qs[valgen_values.BASE:]:
+        rec = latest.get(q["text"])
+        assert rec and rec["value"] not in ("N/A", None, True, False) and rec.get("evidence"), q["text"][:90]
+        if q["kind"] == "comparative":  # the winner as written in the question, one pool per company
+            assert f'"{rec["value"]}"' in q["text"] and len({p["sha1"] for p in rec["pages"]}) == q["text"].count('", "') + 1
+    table = valgen_values.makeup(VAL)  # kind x gold x source
+    new = table[["values: sentence", "values: table"]].sum(axis=1)
+    assert new[("all", "")] == len(qs) - valgen_values.BASE
+    assert table.at[("all", ""), "all"] == len(qs) and table.at[("all", ""), "valgen draw"] > 0
+    assert sum(n for (kind, gold), n in new.items() if gold == "value") == len(qs) - valgen_values.BASE
+
+
+def test_append_labels_writes_only_changes(tmp_path):
+    sha = hashlib.sha1(pdf := _text_pdf(["Cover", "As of December 31, 2022, we had 148 full-time employees."])).hexdigest()
+    root = tmp_path / "val"
+    (root / "pdfs").mkdir(parents=True)
+    (root / "pdfs" / f"{sha}.pdf").write_bytes(pdf)
+    (root / "subset.csv").write_text(f"sha1,company_name,cur,major_industry\n{sha},Celldex Inc.,USD,Healthcare\n")
+    (root / "questions.json").write_text(json.dumps([{"text": f"base {i}?", "kind": "boolean"}
+                                                     for i in range(valgen_values.BASE)]))
+    qs = valgen_values.append_questions(root, _cands(root, [f"custom,{sha[:6]},Number of full-time employees,,,"]), 7)
+    item = {"text": qs[-1]["text"], "value": "148", "pages": f"{sha[:6]}:2", "evidence": "we had 148 full-time"}
+    assert valgen_values.append_labels(root, [item], "t") == 1
+    assert valgen_values.append_labels(root, [item], "t") == 0  # same label again: nothing appended
+    assert valgen_values.append_labels(root, [dict(item, evidence="148 full-time employees")], "t") == 1
+    rec = latest_labels(root / "labels.jsonl")[qs[-1]["text"]]
+    assert rec["value"] == 148.0 and rec["qid"] == f"q{valgen_values.BASE:03d}" and rec["pages"] == [{"sha1": sha, "page": 2}]
+    with pytest.raises(valgen_values.CandidateError, match="not in .*questions.json"):
+        valgen_values.append_labels(root, [dict(item, text="no such question?")], "t")

@@ -44,7 +44,7 @@ from .prompts import NA, prompt_version
 from ..core.records import AnswerRecord, RetrievalRecord
 from .submission import build_submission, write_submission
 
-CODE_VERSION = "06-answer-3"
+CODE_VERSION = "06-answer-4"  # 4: sentence candidates, N/A threshold, whole-word percentage questions
 STAGE = "06_answer"
 SUBMISSION = "submission.json"
 
@@ -127,7 +127,8 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
         from .event_check import events_version
 
         versions.append(events_version(cfg))
-    if any(cfg.answer.focus_tokens.get(k) for k in kinds):  # focused reading uses the search lexicon
+    if any(cfg.answer.focus_tokens.get(k) for k in kinds) or \
+            (cfg.answer.table_candidates and cfg.answer.prose_candidates and "number" in kinds):  # uses the lexicon
         from ..retrieve.query import lexicon_hash
 
         versions.append(lexicon_hash(cfg))

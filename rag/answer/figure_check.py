@@ -34,7 +34,7 @@ _GENERIC = frozenset("""
 what was were is are the for of and or its their in on at to by from with within value values total
 number amount amounts year years end period periods last latest current fiscal annual report reported
 company group data available give list according listed mentioned did does has have any which
-how much many per net average as a an this that yearend yearended
+how much many per net average as a an this that yearend yearended endofyear endofperiod yearending
 usd eur gbp jpy aud cad chf cny inr sek nok dkk hkd sgd nzd zar brl krw
 """.split())
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")

@@ -152,12 +152,13 @@ class Candidate:
     score: float = 0.0
     support: int = 1  # tables printing this value on a matching row
     notes: list[str] = field(default_factory=list)
+    source: str = "table"  # "table" (a row of a parsed table) or "prose" (a sentence, rag.answer.prose)
 
     def row(self) -> dict[str, Any]:
         return {"label": self.label, "period": self.period, "printed": self.printed, "value": self.value,
                 "factor": self.factor, "unit": self.unit, "currency": self.currency, "sha1": self.sha1,
                 "page": self.page, "rank": self.rank, "title": self.title, "score": round(self.score, 3),
-                "support": self.support, "notes": self.notes}
+                "support": self.support, "notes": self.notes, "source": self.source}
 
 
 def _table_unit(t: MdTable, dollar: str, stated_dollar: str | None = None) -> tuple[nums.Scale, str | None]:
@@ -327,7 +328,7 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                                    factor=factor, unit=shown, currency=cur, sha1=p.sha1, page=p.page, rank=p.rank,
                                    title=_title(t.title), score=score - penalty - RANK_PENALTY * p.rank,
                                    notes=list(notes)))
-    return _dedupe(found)[: a.figure_max_candidates]
+    return dedupe(found)[: a.figure_max_candidates]
 
 
 def _title(line: str) -> str:
@@ -336,7 +337,7 @@ def _title(line: str) -> str:
     return s if len(s) <= TITLE_CHARS else s[: TITLE_CHARS - 1].rstrip() + "…"
 
 
-def _dedupe(found: list[Candidate]) -> list[Candidate]:
+def dedupe(found: list[Candidate]) -> list[Candidate]:
     """One candidate per value (the best-scoring row keeps it; other tables count as support)."""
     order = sorted(found, key=lambda c: (-c.score, c.rank))
     out: list[Candidate] = []

@@ -68,13 +68,12 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
         from .figure_pick import answer_from_tables
 
         res = answer_from_tables(llm, cfg, question, pages, report_currency, counter, company)
-        if res is not None and (is_answer(kind, res["value"]) or not cfg.answer.figure_na_fallback):
+        none = bool(res["interpretation"].get("no_candidate"))
+        if none and cfg.answer.figure_fallback == "na":
             return res
-        if res is None and cfg.answer.figure_fallback == "na":
-            return {"value": NA, "cited": [], "calls": [], "answering_part": None,
-                    "interpretation": {"source": "tables", "candidates": [],
-                                       "na_reason": "no table row on the top pages names the metric"}}
-        picked = res["calls"] if res is not None else []
+        if not none and (is_answer(kind, res["value"]) or not cfg.answer.figure_na_fallback):
+            return res
+        picked = res["calls"]
     top = pages[: cfg.answer.max_pages_by_kind.get(kind, cfg.answer.max_pages)]
     top = focus_pages(cfg, kind, question, company, top, counter)
     parts = pack_parts(top, cfg.answer.max_context_tokens, counter, cfg.answer.pages_per_call.get(kind, 0))

@@ -254,7 +254,8 @@ def asks_percent(question: str) -> bool:
     q = question.lower()
     if "%" in q or "percent" in q:
         return True
-    return any(w in q for w in ("ratio", "margin", " rate")) and question_currency(question) is None
+    # Whole words: "generation" and "operations" hold "ratio".
+    return bool(re.search(r"\b(?:ratios?|margins?|rates?)\b", q)) and question_currency(question) is None
 
 
 def value_spans(text: str, printed: str) -> list[tuple[int, int]]:

@@ -353,8 +353,25 @@ class AnswerConfig(_Frozen):
     # No candidate at all: "read" the pages as without table candidates, or answer "na" at once (no model
     # call: on erc2-val every N/A-gold number question had no candidate, 47 of 47).
     figure_fallback: Literal["read", "na"] = "read"
-    # Who picks among the candidates: the model (one short call) or code (the best-scoring candidate, no call).
-    figure_pick: Literal["model", "code"] = "model"
+    # Who picks among the candidates: the model (one short call), code (the best-scoring candidate, no call),
+    # or "auto": code when one clearly fits (the only candidate, or the best leads the next by
+    # figure_code_margin), else the model among the best figure_pick_list candidates or none.
+    figure_pick: Literal["model", "code", "auto"] = "model"
+    figure_code_margin: float = Field(0.1, ge=0)  # score lead that makes the best candidate a clear fit
+    figure_pick_list: int = Field(5, ge=1)  # candidates shown to the model when it picks ("auto")
+    # The N/A threshold: candidates scoring below it are dropped (none left -> N/A). Scores: the share of the
+    # metric's words on the row / around the figure, less penalties (rag.answer.figures, rag.answer.prose).
+    # None: no threshold (every candidate that passed the checks may be picked).
+    figure_min_score: float | None = None
+    # Number questions: candidates also from figures printed in sentences (rag.answer.prose) -- numbers whose
+    # surrounding words (prose_window_words before / after, in the sentence) hold prose_min_share of the
+    # metric's word stems or a multi-word search-lexicon term of its topic; unit, scale, currency and period
+    # read from the sentence; the same checks as table candidates. They join the table candidates' pick.
+    prose_candidates: bool = False
+    prose_pages: int = Field(0, ge=0)  # pages searched for sentences (0 = as for tables)
+    prose_window_words: tuple[NonNegativeInt, NonNegativeInt] = (10, 6)
+    prose_min_share: float = Field(0.5, ge=0, le=1)
+    prose_max_candidates: int = Field(4, ge=1)
     # Names / name questions about an event (leadership changes, product launches, acquisitions): keep a name
     # only where a context page prints it within event_window_words words of a word stating the event
     # (rag.answer.event_check; words per topic in events_file, relative to the project root); none kept -> N/A.

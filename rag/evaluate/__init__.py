@@ -26,6 +26,7 @@ from ..core.config import RunConfig
 from ..core.dataset import Dataset, Gold, PageRef
 # score_answer, score_references: re-exported, tests import them from rag.evaluate.
 from .scoring import score_answer, score_references, score_submission, summarize  # noqa: F401
+from .groups import group_table, paired_groups
 
 STAGE = "07_evaluate"
 
@@ -128,8 +129,8 @@ def run_evaluate(cfg: RunConfig, ds: Dataset, progress: bool = True, gold_source
                  labels_path: Path | str | None = None) -> pd.DataFrame:
     """Score ``outputs/<run>/06_answer/submission.json``; write ``07_evaluate/`` files; return per-question rows.
 
-    Writes ``scores.json`` (totals, by_kind, retrieval, stage costs), ``per_question.csv``,
-    ``by_kind.csv``, ``retrieval.csv`` (when ``rag.evaluate.retrieval_metrics`` exists), ``stage_costs.csv`` (per stage:
+    Writes ``scores.json`` (totals, by_kind, groups, retrieval, stage costs), ``per_question.csv``,
+    ``by_kind.csv``, ``groups.csv`` (:mod:`rag.evaluate.groups`: values found, N/A precision/recall, booleans by gold), ``retrieval.csv`` (when ``rag.evaluate.retrieval_metrics`` exists), ``stage_costs.csv`` (per stage:
     seconds, items, tokens by kind, cost in USD, from the summed item usage records) and PNG plots.
     Always recomputes (cheap); the manifest records the hashes of the submission and gold it used.
     """
@@ -146,9 +147,11 @@ def run_evaluate(cfg: RunConfig, ds: Dataset, progress: bool = True, gold_source
     summary["retrieval"] = None if retrieval is None else retrieval.to_dict(orient="records")
     summary["stage_costs"] = costs.to_dict(orient="records")
     summary["gold_source"] = gold_source
+    summary["groups"] = json.loads(group_table(per_q).to_json(orient="records"))  # NaN (no question) -> null
     stage.write_json("scores.json", summary)
     stage.write_text("per_question.csv", per_q.to_csv(index=False))
     stage.write_text("by_kind.csv", pd.DataFrame(summary["by_kind"]).to_csv(index=False))
+    stage.write_text("groups.csv", pd.DataFrame(summary["groups"]).to_csv(index=False))
     stage.write_text("stage_costs.csv", costs.to_csv(index=False))
     if retrieval is not None:
         stage.write_text("retrieval.csv", retrieval.to_csv(index=False))
@@ -158,6 +161,12 @@ def run_evaluate(cfg: RunConfig, ds: Dataset, progress: bool = True, gold_source
             stage.write_bytes("retrieval_hit_at_k.png", plots.retrieval_hit_png(retrieval))
         if len(costs):
             stage.write_bytes("stage_costs.png", plots.stage_costs_png(costs))
+        if cfg.answer.table_candidates and "kind" in per_q and (per_q.kind == "number").any():  # N/A threshold
+            from ..answer.tradeoff import tradeoff
+
+            curve = tradeoff([run_dir_of(cfg)])
+            stage.write_text("na_tradeoff.csv", curve.to_csv(index=False))
+            stage.write_bytes("na_tradeoff.png", plots.tradeoff_png(curve))
     key = hash_key(file_sha256(sub_path), gold_source, sorted(ds.gold), summary["totals"])
     stage.mark_done("scores", key)
     stage.finish(counts=summary["totals"], inputs={"submission": file_sha256(sub_path)})
@@ -225,9 +234,18 @@ def paired(run_a: RunConfig | Path | str, run_b: RunConfig | Path | str) -> pd.D
     return m.reset_index(drop=True)
 
 
+def per_question(run: RunConfig | Path | str) -> pd.DataFrame:
+    """A scored run's ``07_evaluate/per_question.csv``."""
+    path = _run_dir(run) / STAGE / "per_question.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: run stage 07_evaluate for {_run_dir(run).name} first")
+    return pd.read_csv(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m rag.evaluate --data DIR --submission FILE [--gold answers|labels|both]``: print the score.
-    ``python -m rag.evaluate --paired RUN_A RUN_B``: totals side by side and the questions that flipped."""
+    ``python -m rag.evaluate --run RUN``: the by-group table of a run scored by 07.
+    ``python -m rag.evaluate --paired RUN_A RUN_B``: totals and groups side by side, the questions that flipped."""
     import argparse
 
     from ..core.dataset import load_dataset
@@ -237,7 +255,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--submission")
     ap.add_argument("--gold", default="both", choices=("answers", "labels", "both"))
     ap.add_argument("--paired", nargs=2, metavar="RUN", help="two run folders (outputs/<run>) scored by 07")
+    ap.add_argument("--run", help="a run folder (outputs/<run>) scored by 07: print its groups")
     a = ap.parse_args(argv)
+    if a.run:
+        print(group_table(per_question(a.run)).to_string(index=False))
+        return 0
     if a.paired:
         keep = ["score", "max_score", "G", "R", "answer_accuracy", "na_precision", "na_recall", "seconds", "tokens"]
         both = compare_runs(*a.paired)
@@ -248,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
                   .to_string(index=False) if len(flips) else "no question changed")
         print("gained", int((flips.flip == "gained").sum()), "lost", int((flips.flip == "lost").sum()),
               "references only", int((flips.flip == "refs").sum()))
+        print(paired_groups(*(per_question(r) for r in a.paired)).to_string(index=False))
         return 0
     if not (a.data and a.submission):
         ap.error("--data and --submission are required (or --paired RUN_A RUN_B)")
@@ -255,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     cols = ["qid", "kind", "value", "gold", "answer_score", "ref_score", "wrong", "missed"]
     print(per_q[cols].to_string(index=False))
     print(pd.DataFrame(s["by_kind"]).to_string(index=False))
+    print(group_table(per_q).to_string(index=False))
     print(json.dumps(s["totals"]))
     return 0
 

@@ -173,3 +173,18 @@ def ablation_png(table: pd.DataFrame) -> bytes:
         ax.tick_params(axis="y", labelsize=8)
     fig.suptitle("Ablation")
     return _png(fig)
+
+
+def tradeoff_png(table: pd.DataFrame) -> bytes:
+    """Values found (% of value-gold number questions) against N/A precision, one point per picker threshold
+    (``rag.answer.tradeoff.tradeoff``'s table), each labelled with its threshold."""
+    fig, ax = plt.subplots(figsize=FIG_SIZE)
+    t = table.dropna(subset=["na_precision", "found_pct"])
+    ax.plot(t["na_precision"], t["found_pct"], marker="o")
+    for _, r in t.iterrows():
+        ax.annotate(str(r["threshold"]), (r["na_precision"], r["found_pct"]), textcoords="offset points",
+                    xytext=(4, 4), fontsize=8)
+    ax.set_xlabel("N/A precision (N/A answers with N/A gold)")
+    ax.set_ylabel("values found (% of value-gold numbers)")
+    ax.set_title("Number questions: the picker's threshold (labels), code pick")
+    return _png(fig)

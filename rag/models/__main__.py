@@ -76,7 +76,8 @@ def setup_check(cfg) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m rag.models")
+    ap = argparse.ArgumentParser(prog="python -m rag.models", epilog="rag check --gpu [--help]: a CUDA box's "
+                                 "self-check (rag.models.gpu_check): one table, outputs/gpu-check.json")
     ap.add_argument("--check", action="store_true", required=True)
     ap.add_argument("--preset", default="offline")
     ap.add_argument("--setup", action="store_true", help="one short uncached completion (setup's proof)")

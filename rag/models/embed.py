@@ -283,6 +283,8 @@ class LocalEmbedder(_CachedEmbedder):
                 feats = dict(tok.pad({"input_ids": pieces[s:s + self.batch_size]}, return_tensors="pt"))
                 if "token_type_ids" in getattr(tok, "model_input_names", ()) and "token_type_ids" not in feats:
                     feats["token_type_ids"] = torch.zeros_like(feats["input_ids"])
+                # tok.pad builds CPU tensors; the model may sit on CUDA (issue 32: "index is on cpu")
+                feats = {k: v.to(m.device) for k, v in feats.items()}
                 out.append(m.forward(feats)["sentence_embedding"].float().cpu().numpy())
         return np.vstack(out), 0
 
