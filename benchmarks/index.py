@@ -11,6 +11,23 @@ pages and every gold pool: is a gold page among the pages of the top ``retrieve.
 the pool's report (the pool's sha1 that is in subset.csv; routing is not measured here)? Three hit
 rates side by side: dense, BM25, hybrid (reciprocal rank fusion with ``retrieve.rrf_k`` over the full
 rankings of both). Prints numbers only; nothing is asserted.
+
+Embedding runtimes side by side (issue 29)::
+
+    .venv/bin/python benchmarks/index.py --data ../shared/erc2-dev --run dev --runtimes torch,onnx,onnx-int8,onnx/1
+
+After 01..03, each runtime (``name``, ``name/threads``: ``embed.threads``; ``+unsorted``: one model call per
+batch in input order, as before issue 29) runs in its own child process,
+back to back under the same conditions (``--max-chunks N``: only the smallest reports up to N chunks and
+their gold questions): 01..03 are hard-linked into ``<run>-rt-<name>``, its 04_index is
+removed and rebuilt with ``embed.runtime=<name>`` and the embedding cache off (every vector computed);
+then stage-05 retrieval of every gold question (``rag.retrieve.retrieve_question``, the preset's own
+mode and ``dense`` alone) scored with ``rag.evaluate.retrieval_metrics`` (gold-pool hit@1/5/10). One row
+per runtime: dense top-10 overlap with the first runtime (every question of the set against every
+report's index: the share of the first runtime's top-10 chunks also returned, and of identical top-1),
+chunks/s (embedding seconds from 04's metas; model load and export excluded, load shown
+apart), 04 wall and CPU seconds (chunks per CPU second: what other processes' load barely changes), peak
+RSS of the child (ru_maxrss) and hit@k.
 """
 from __future__ import annotations
 
@@ -27,7 +44,7 @@ from rag.core.dataset import load_dataset  # noqa: E402
 from rag.pipeline import parse_set  # noqa: E402
 
 
-def run_stages(cfg, ds) -> dict[str, float]:
+def run_stages(cfg, ds, upto: str = "04_index") -> dict[str, float]:
     from rag.chunk import run_chunk
     from rag.clean import run_clean
     from rag.index import run_index
@@ -39,6 +56,8 @@ def run_stages(cfg, ds) -> dict[str, float]:
         t0 = time.perf_counter()
         fn(cfg, ds, progress=True)
         wall[name] = time.perf_counter() - t0
+        if name == upto:
+            break
     return wall
 
 
@@ -111,16 +130,153 @@ def embedder_overflow(cfg, ds) -> dict[str, float] | None:
             "p50": float(np.percentile(lens, 50)), "p90": float(np.percentile(lens, 90)), "max": int(lens.max())}
 
 
+def runtime_row(args, spec: str) -> dict:
+    """In this (child) process: rebuild 04 of ``<run>-rt-<name>`` with runtime ``spec`` and score retrieval."""
+    import resource
+    import shutil
+
+    from rag.ablate import link_stage
+    from rag.evaluate.retrieval_metrics import metrics_from_records
+    from rag.index import run_index
+    from rag.models import get_embedder
+    from rag.retrieve import retrieve_question
+
+    body, _, flag = spec.partition("+")
+    name, _, threads = body.partition("/")
+    if flag == "unsorted":  # the torch path as it was before issue 29: one model call per batch, in input order
+        from rag.models.embed import LocalEmbedder
+
+        LocalEmbedder.sort_window = 1
+    data = str(Path(args.data).resolve())
+    ds = subset(load_dataset(args.data), args)
+    over = {**parse_set(args.set), "embed.runtime": name, "embed.cache": False}
+    if threads:
+        over["embed.threads"] = int(threads)
+    base = load_config(args.preset, overrides=parse_set(args.set), data_dir=data, run=args.run)
+    run = f"{args.run}-rt-{spec.replace('/', '-t').replace('+', '-')}"
+    cfg = load_config(args.preset, overrides=over, data_dir=data, run=run)
+    for stage in ("01_parse", "02_clean", "03_chunk"):
+        link_stage(base.run_dir, cfg.run_dir, stage)
+    shutil.rmtree(cfg.run_dir / "04_index", ignore_errors=True)
+    t0 = time.perf_counter()
+    emb = get_embedder(cfg)
+    emb.embed(["warm up: load the model (and export it when it was never exported)"])
+    load_s = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), _cpu_s()
+    run_index(cfg, ds, progress=False)
+    index_s, index_cpu = time.perf_counter() - t0, _cpu_s() - c0
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    items = read_manifest(cfg, "04_index").get("items", {})
+    chunks = sum(v.get("chunks", 0) for v in items.values())
+    embed_s = sum(v.get("embed_seconds", 0.0) for v in items.values())
+    qs = [q for q in ds.questions if ds.gold.get(q.text) and ds.gold[q.text].pools]
+    row = {"runtime": spec, "threads": getattr(emb, "threads", None), "chunks": chunks, "embed_s": round(embed_s, 1),
+           "chunks/s": round(chunks / embed_s, 1) if embed_s else None, "index_wall_s": round(index_s, 1),
+           "index_cpu_s": round(index_cpu, 1), "chunks/cpu_s": round(chunks / index_cpu, 2) if index_cpu else None,
+           "load_s": round(load_s, 1), "peak_rss_mb": round(peak_mb), "questions": len(qs)}
+    # Every question against every report's dense index: top-10 chunks, compared across runtimes by the parent.
+    from rag.index import embed_query, load_report_index
+
+    idx = {r.sha1: load_report_index(cfg, r.sha1) for r in ds.reports}
+    qv = {q.qid: embed_query(cfg, q.text) for q in load_dataset(args.data).questions}
+    row["dense_top10"] = {f"{qid}:{sha1[:8]}": [i for i, _ in ix.dense(v, 10)] for qid, v in qv.items()
+                          for sha1, ix in idx.items()}
+    for mode in dict.fromkeys((cfg.retrieve.mode, "dense")) if qs else ():  # no gold question: no hit@k
+        rcfg = load_config(args.preset, overrides={**over, "retrieve.mode": mode, "rerank.mode": "none"},
+                           data_dir=data, run=cfg.run)
+        recs = {q.qid: retrieve_question(rcfg, q, ds) for q in qs}
+        m = metrics_from_records(recs, ds, "final")
+        allrow = m[m.group == "all"].iloc[0]
+        for k in (1, 5, 10):
+            row[f"{mode} hit@{k}"] = round(float(allrow[f"hit@{k}"]), 3)
+    return row
+
+
+def _cpu_s() -> float:
+    """CPU seconds (user + system) of this process so far: contention by other processes barely moves it."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def subset(ds, args):
+    """With ``--max-chunks N``: the smallest reports (by 03's chunk count at ``retrieve.chunk_size``) while
+    their chunks total at most N, and only the gold questions whose every pool lies in them (a shared
+    machine cannot embed the whole set three times); otherwise ``ds`` unchanged."""
+    if not args.max_chunks:
+        return ds
+    from rag.chunk import load_chunks
+
+    cfg = load_config(args.preset, overrides=parse_set(args.set), data_dir=str(Path(args.data).resolve()),
+                      run=args.run)
+    sizes = sorted((len(load_chunks(cfg, r.sha1, cfg.retrieve.chunk_size)), r.sha1) for r in ds.reports)
+    keep, total = set(), 0
+    for n, sha1 in sizes:
+        if total + n > args.max_chunks:
+            break
+        keep.add(sha1)
+        total += n
+    qs = tuple(q for q in ds.questions if (g := ds.gold.get(q.text)) and g.pools
+               and all(ref.sha1 in keep for pool in g.pools for ref in pool))
+    return ds.model_copy(update={"reports": tuple(r for r in ds.reports if r.sha1 in keep), "questions": qs})
+
+
+def compare_runtimes(args, specs: list[str]) -> None:
+    """One child process per runtime, back to back; a table of their rows."""
+    import json
+    import subprocess
+
+    rows = []
+    for spec in specs:
+        cmd = [sys.executable, __file__, "--data", args.data, "--run", args.run, "--preset", args.preset,
+               "--runtime-row", spec, "--max-chunks", str(args.max_chunks)]
+        cmd += [a for s in args.set for a in ("--set", s)]
+        t0 = time.perf_counter()
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        if out.returncode:
+            print(f"# {spec}: failed (exit {out.returncode}): {out.stderr[-2000:]}", flush=True)
+            continue
+        row = json.loads(out.stdout.strip().splitlines()[-1])
+        top = row.pop("dense_top10")
+        if rows:  # share of the first runtime's dense top-10 chunks this one also returns (1.0 = same lists)
+            ref = rows[0]["_top"]
+            row["top10_overlap"] = round(sum(len(set(top[k]) & set(ref[k])) / max(1, len(ref[k])) for k in ref)
+                                         / max(1, len(ref)), 4)
+            row["top1_same"] = round(sum(top[k][:1] == ref[k][:1] for k in ref) / max(1, len(ref)), 4)
+        print(f"# {spec}: {time.perf_counter() - t0:.0f} s {row}", flush=True)
+        rows.append({**row, "_top": top})
+    if rows:
+        import pandas as pd
+
+        with pd.option_context("display.width", 250, "display.max_columns", 40):
+            print(pd.DataFrame([{k: v for k, v in r.items() if k != "_top"} for r in rows]).to_string(index=False))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", required=True)
     ap.add_argument("--run", default="bench-index")
     ap.add_argument("--preset", default="offline")
     ap.add_argument("--set", action="append", default=[], help="override, e.g. chunk.sizes=[300,1000]")
+    ap.add_argument("--runtimes", default="", help="compare embedding runtimes, e.g. torch,onnx,onnx-int8,onnx/1")
+    ap.add_argument("--max-chunks", type=int, default=0,
+                    help="--runtimes on the smallest reports up to this many chunks (and their gold questions)")
+    ap.add_argument("--runtime-row", default="", help=argparse.SUPPRESS)  # the child of --runtimes
     args = ap.parse_args(argv)
+    if args.runtime_row:
+        import json
+
+        print(json.dumps(runtime_row(args, args.runtime_row)))
+        return 0
     ds = load_dataset(args.data)
     cfg = load_config(args.preset, overrides=parse_set(args.set), data_dir=str(Path(args.data).resolve()),
                       run=args.run)
+    if args.runtimes:  # 04 is built by each runtime's child
+        wall = run_stages(cfg, ds, upto="03_chunk")
+        print("stage wall seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in wall.items()), flush=True)
+        compare_runtimes(args, args.runtimes.split(","))
+        return 0
     wall = run_stages(cfg, ds)
     chunk_m, index_m = read_manifest(cfg, "03_chunk"), read_manifest(cfg, "04_index")
     items = chunk_m.get("items", {})

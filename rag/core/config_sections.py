@@ -125,6 +125,16 @@ class EmbedConfig(_Frozen):
     # openai backend: an OpenAI-compatible server's URL ending in /v1 (None: api.openai.com). With a
     # base_url the API key is optional (sent when api_key_env is set). Where, not what: not in any key.
     base_url: str | None = None
+    # local backend: what runs the model. "torch": sentence-transformers; "onnx": the same weights exported
+    # once to ONNX (<models_dir>/onnx, rag.models.embed_onnx) and run by ONNX Runtime on CPU (same tokenizer,
+    # windows, pooling; cosine >= 0.999 to torch's vectors); "onnx-int8": that graph with int8 dynamic
+    # quantization. In keys when not torch: vectors of different runtimes never mix (index, cache).
+    # torch stays the default: on a 2-core AVX2 EPYC the ONNX fp32 graph gives the same vectors (cosine >= 0.9999)
+    # at no more chunks per CPU second than torch, and int8 is ~1.3x faster but moves vectors (cosine 0.990 min)
+    # with hit@k unmeasured at the 0.01 bar (RESULTS.md, issue 29). --set embed.runtime=onnx-int8 to try it.
+    runtime: Literal["torch", "onnx", "onnx-int8"] = "torch"
+    # ONNX runtimes: ONNX Runtime intra-op threads (0: the cores this process may use). Speed only.
+    threads: int = Field(0, ge=0)
     batch_size: int = Field(64, ge=1)
     # Input limit of the embedding model in its own tokens (MiniLM: 256 wordpieces incl. [CLS]/[SEP]).
     max_input_tokens: int = Field(256, ge=1)
@@ -147,6 +157,9 @@ class EmbedConfig(_Frozen):
         if self.base_url and self.backend != "openai":
             raise ValueError("embed.base_url is read by embed.backend=openai (the OpenAI embeddings protocol, "
                              "any /v1/embeddings server): set embed.backend=openai")
+        if self.runtime != "torch" and self.backend != "local":
+            raise ValueError(f"embed.runtime={self.runtime!r} runs a local model in ONNX Runtime: it needs "
+                             f"embed.backend=local (not {self.backend!r})")
         if self.long_text == "mean" and self.long_text_overlap >= self.max_input_tokens // 2:
             raise ValueError(f"embed.long_text_overlap={self.long_text_overlap} must be below half of "
                              f"embed.max_input_tokens={self.max_input_tokens}")

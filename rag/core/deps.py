@@ -53,7 +53,8 @@ KEY_RULES: dict[str, dict[str, Any]] = {
     "llm": {**dict.fromkeys(("n_threads_batch", "server_env", "server_max_restarts", "n_gpu_layers", "vllm"), SPEED),
             "concurrency": ("pinned", 1)},
     # Where the embedding server runs, not what it computes (embed.model says that).
-    "embed": {"base_url": SPEED, **dict.fromkeys(("hub", "long_text", "query_prefix", "passage_prefix"), ADDED),
+    "embed": {"base_url": SPEED, "threads": SPEED,
+              **dict.fromkeys(("hub", "long_text", "query_prefix", "passage_prefix", "runtime"), ADDED),
               "long_text_overlap": ("unused_when", "long_text", "truncate")},
     "index": {"bm25_stemmer": ADDED},
 }

@@ -11,8 +11,11 @@ product is the cosine similarity (higher = more similar).
   overlapping windows of that length (``long_text_overlap`` tokens shared, the last window ends at the
   text's end) and returns the renormalized mean of the windows' unit vectors. Text that fits is one
   window: its vector is the truncate vector.
+- ``local`` with ``cfg.embed.runtime`` "onnx" / "onnx-int8" runs the same model in ONNX Runtime
+  (:mod:`rag.models.embed_onnx`: same tokenizer, windows, pooling and normalization; faster on CPU).
 - With ``cfg.embed.cache`` each vector is stored under ``<cache_dir>/embeddings.sqlite`` keyed by
-  (backend, model, input limit, text) (+ ``("mean", overlap)`` in mean mode), so re-embedding unchanged
+  (backend, model, input limit, text) (+ ``("mean", overlap)`` in mean mode, + ``("runtime", name)`` for an
+  ONNX runtime), so re-embedding unchanged
   text loads no model and sends no request. ``embedder.meter`` counts batches sent (``requests``), tokens
   (openai) and cache hits (one call per text).
 """
@@ -85,6 +88,8 @@ class _CachedEmbedder:
     """Cache + batching around ``_embed_batch`` (implemented by the backends)."""
 
     backend = "?"
+    # Extra cache-key parts of a backend variant (the ONNX runtimes: ("runtime", name)); () for the default.
+    key_extra: tuple = ()
 
     def __init__(self, model_name: str, batch_size: int, max_input_tokens: int, cache: DiskCache | None,
                  long_text: str = "truncate", long_text_overlap: int = 32):
@@ -105,7 +110,12 @@ class _CachedEmbedder:
 
     def _key(self, text: str) -> str:
         mode = ("mean", self.long_text_overlap) if self.long_text == "mean" else ()
-        return make_key("embed", self.backend, self.model_name, self.max_input_tokens, *mode, text)
+        return make_key("embed", self.backend, self.model_name, self.max_input_tokens, *mode, *self.key_extra, text)
+
+    @property
+    def call_size(self) -> int:
+        """Texts handed to one ``_embed_batch`` call (the ONNX runtime takes several batches to sort by length)."""
+        return self.batch_size
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = [str(t) for t in texts]
@@ -119,8 +129,8 @@ class _CachedEmbedder:
                 out[i] = np.frombuffer(hits[k], dtype=np.float32)
         todo = list(dict.fromkeys(texts[i] for i in range(len(texts)) if out[i] is None))
         fresh: dict[str, np.ndarray] = {}
-        for s in range(0, len(todo), self.batch_size):
-            batch = todo[s:s + self.batch_size]
+        for s in range(0, len(todo), self.call_size):
+            batch = todo[s:s + self.call_size]
             t0 = time.time()
             vecs, tokens = self._embed_batch(batch)
             vecs = _normalize(vecs)
@@ -190,6 +200,10 @@ class LocalEmbedder(_CachedEmbedder):
     (``hub=True``) a model hub name."""
 
     backend = "local"
+    # One model call gets this many batches' worth of texts, which it sorts by length (sentence-transformers
+    # by characters, the ONNX runtime by wordpieces), so a batch pads little: erc2-dev's 300-token chunks
+    # padded in input order cost 1.31x their wordpieces, sorted per call of 1,024 texts 1.06x.
+    sort_window = 16
 
     def __init__(self, model_name: str, batch_size: int, max_input_tokens: int, cache: DiskCache | None,
                  long_text: str = "truncate", long_text_overlap: int = 32, hub: bool = False):
@@ -221,6 +235,10 @@ class LocalEmbedder(_CachedEmbedder):
                 m.max_seq_length = min(m.max_seq_length or self.max_input_tokens, self.max_input_tokens)
                 self._model = m
         return self._model
+
+    @property
+    def call_size(self) -> int:
+        return self.batch_size * self.sort_window
 
     @property
     def tokenizer(self):
@@ -343,7 +361,13 @@ def get_embedder(cfg) -> _CachedEmbedder:
     with _REG_LOCK:
         if key not in _REGISTRY:
             cache = DiskCache(cfg.path("cache_dir") / "embeddings.sqlite") if e.cache else None
-            if e.backend == "local":
+            if e.backend == "local" and e.runtime != "torch":
+                from .embed_onnx import OnnxEmbedder
+
+                _REGISTRY[key] = OnnxEmbedder(e.model, e.batch_size, e.max_input_tokens, cache, e.long_text,
+                                              e.long_text_overlap, e.hub, runtime=e.runtime,
+                                              models_dir=cfg.path("models_dir"), threads=e.threads)
+            elif e.backend == "local":
                 _REGISTRY[key] = LocalEmbedder(e.model, e.batch_size, e.max_input_tokens, cache,
                                                e.long_text, e.long_text_overlap, e.hub)
             elif e.backend == "openai":
