@@ -19,7 +19,7 @@ from .tokens import count_tokens, get_encoding
 def get_embedder(cfg) -> Embedder:
     """The embedder for ``cfg.embed`` (one per distinct config); local models run on ``cfg.device``."""
     from .device import configure
-    from .embed import get_embedder as _get
+    from .embedders import get_embedder as _get
 
     configure(cfg)  # the local embedder reads the process's device setting when it loads its model
     return _get(cfg)

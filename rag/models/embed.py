@@ -12,7 +12,7 @@ product is the cosine similarity (higher = more similar).
   text's end) and returns the renormalized mean of the windows' unit vectors. Text that fits is one
   window: its vector is the truncate vector.
 - ``local`` with ``cfg.embed.runtime`` "onnx" / "onnx-int8" runs the same model in ONNX Runtime
-  (:mod:`rag.models.embed_onnx`: same tokenizer, windows, pooling and normalization; faster on CPU).
+  (:mod:`rag.models.embed_onnx`, chosen by :mod:`rag.models.embedders`: same tokenizer, windows, pooling and normalization; faster on CPU).
 - With ``cfg.embed.cache`` each vector is stored under ``<cache_dir>/embeddings.sqlite`` keyed by
   (backend, model, input limit, text) (+ ``("mean", overlap)`` in mean mode, + ``("runtime", name)`` for an
   ONNX runtime), so re-embedding unchanged
@@ -348,30 +348,3 @@ class OpenAIEmbedder(_CachedEmbedder):
             raise
         vecs = np.array([d.embedding for d in sorted(resp.data, key=lambda d: d.index)], dtype=np.float32)
         return vecs, int(getattr(resp.usage, "prompt_tokens", 0) or 0)
-
-
-_REGISTRY: dict[tuple, _CachedEmbedder] = {}
-_REG_LOCK = threading.Lock()
-
-
-def get_embedder(cfg) -> _CachedEmbedder:
-    """The embedder for ``cfg.embed`` (one instance per distinct config, shared across threads)."""
-    e = cfg.embed
-    key = (e.model_dump_json(), str(cfg.path("cache_dir")))
-    with _REG_LOCK:
-        if key not in _REGISTRY:
-            cache = DiskCache(cfg.path("cache_dir") / "embeddings.sqlite") if e.cache else None
-            if e.backend == "local" and e.runtime != "torch":
-                from .embed_onnx import OnnxEmbedder
-
-                _REGISTRY[key] = OnnxEmbedder(e.model, e.batch_size, e.max_input_tokens, cache, e.long_text,
-                                              e.long_text_overlap, e.hub, runtime=e.runtime,
-                                              models_dir=cfg.path("models_dir"), threads=e.threads)
-            elif e.backend == "local":
-                _REGISTRY[key] = LocalEmbedder(e.model, e.batch_size, e.max_input_tokens, cache,
-                                               e.long_text, e.long_text_overlap, e.hub)
-            elif e.backend == "openai":
-                _REGISTRY[key] = OpenAIEmbedder(cfg, cache)
-            else:  # pragma: no cover - config validation forbids it
-                raise ModelUnavailable(f"unknown embed.backend {e.backend!r}")
-        return _REGISTRY[key]
