@@ -2,6 +2,7 @@
 
     rag init DATASET --pdfs DIR      a dataset folder from a folder of PDFs (subset.csv guessed, to correct)
     rag ask "question" --data D      one question answered, with its cited pages and snippets
+    rag import financebench SRC --out data/NAME   a dataset from another benchmark's layout
     rag run [--data D] [--preset P]  every stage (notebooks by papermill), as python -m rag.pipeline
     rag check [--preset P]           real calls through the configured models
     rag score --run R                score a run against gold answers (stage 07 without the notebook)
@@ -49,6 +50,20 @@ def _ask(argv: list[str]) -> int:
     ensure_indexed(cfg, ds, progress=not a.quiet)
     print(format_result(ask(cfg, ds, a.question, a.kind)))
     return 0
+
+
+IMPORTERS = {"financebench": "rag.importers.financebench"}
+
+
+def _import(argv: list[str]) -> int:
+    """``rag import BENCHMARK SRC --out data/NAME``: the benchmark's importer module's ``main``."""
+    import importlib
+
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in IMPORTERS:
+        print(f"usage: rag import {{{','.join(IMPORTERS)}}} SRC --out data/NAME  (rag import NAME --help)",
+              file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    return importlib.import_module(IMPORTERS[argv[0]]).main(argv[1:]) or 0
 
 
 def _forward(module: str, fn: str = "main", prefix: Sequence[str] = ()) -> Callable[[list[str]], int]:
@@ -103,6 +118,7 @@ def _kernel(argv: list[str]) -> int:
 COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "init": (_init, "make a dataset folder from a folder of PDFs"),
     "ask": (_ask, "answer one question and print the cited pages"),
+    "import": (_import, "a dataset from another benchmark's folder (financebench)"),
     "run": (_forward("rag.pipeline"), "run every stage (notebooks by papermill)"),
     "check": (_forward("rag.models.__main__", prefix=["--check"]), "real calls through the configured models"),
     "score": (_forward("rag.evaluate"), "score a run against gold answers"),
