@@ -152,6 +152,9 @@ def run_evaluate(cfg: RunConfig, ds: Dataset, progress: bool = True, gold_source
     stage.write_text("stage_costs.csv", costs.to_csv(index=False))
     if retrieval is not None:
         stage.write_text("retrieval.csv", retrieval.to_csv(index=False))
+    summary["financebench"] = _financebench(cfg, ds, stage, sub_path)
+    if summary["financebench"] is not None:  # after the write above: scores.json gets it too
+        stage.write_json("scores.json", summary)
     with stage.timed("plots"):
         stage.write_bytes("score_by_kind.png", plots.score_by_kind_png(pd.DataFrame(summary["by_kind"])))
         if retrieval is not None and plots.hit_at_k(retrieval):
@@ -167,6 +170,17 @@ def run_evaluate(cfg: RunConfig, ds: Dataset, progress: bool = True, gold_source
               f"accuracy={t.get('answer_accuracy')}) over {t['questions']} questions", flush=True)
         print("[07_evaluate] cost by stage:\n" + costs.to_string(index=False), flush=True)
     return per_q
+
+
+def _financebench(cfg: RunConfig, ds: Dataset, stage: Stage, sub_path: Path) -> dict[str, Any] | None:
+    """FinanceBench scores (rag.evaluate.financebench) when the dataset was imported from it, else None."""
+    from . import financebench
+
+    if not financebench.load_meta(ds):
+        return None
+    from ..retrieve import load_records
+
+    return financebench.write_financebench(stage, ds, load_submission(sub_path), load_records(cfg, ds))
 
 
 def scores_path(cfg_or_run: RunConfig | Path | str) -> Path:
