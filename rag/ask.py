@@ -22,9 +22,14 @@ from typing import Any
 from .core.config import RunConfig
 from .core.dataset import Dataset, Question
 
-KINDS = ("number", "name", "names", "boolean", "comparative")
+KINDS = ("number", "name", "names", "boolean", "comparative", "text")
 # Characters of page text shown under each cited page.
 SNIPPET_CHARS = 300
+# Open questions (issue 31): causes, explanations, descriptions -> the short-text kind.
+_TEXT = re.compile(r"^\s*(?:why|how(?!\s+(?:much|many|long|big|large|old|often)\b)|explain|describe|summari[sz]e)\b|"
+                   r"\bwhat\s+(?:drove|drives|caused|causes|explains|led\s+to)\b|"
+                   r"\bwhat\s+(?:were|are)\s+the\s+(?:main\s+|major\s+|key\s+)?(?:drivers|reasons|factors|causes)\b", re.I)
+_LEAD = re.compile(r"^\s*(?:as\s+of|at\s+the\s+end\s+of|in|during)\s[^,?]{1,40},\s*", re.I)
 _BOOLEAN = re.compile(r"^\s*(?:did|does|do|is|are|was|were|has|have|had|will|can|could)\b", re.I)
 _NAMES = re.compile(r"\b(?:names|titles|list|what are the|which (?:\w+ ){0,2}\w+[^s\W]s)\b", re.I)
 _NAME = re.compile(r"^\s*who\b|\b(?:name|title)\b", re.I)
@@ -51,6 +56,12 @@ def infer_kind(text: str, n_companies: int = 1) -> str:
     """The answer kind ``text`` asks for (see module docstring)."""
     if n_companies > 1:
         return "comparative"
+    if _TEXT.search(text):
+        return "text"
+    # A leading period or company clause ("As of Q2'2023, is Pfizer ...?") does not change the kind.
+    text = _LEAD.sub("", text)
+    if _TEXT.search(text):
+        return "text"
     if _BOOLEAN.search(text):
         return "boolean"
     if _NAMES.search(text):  # before _NAME: "the names of" is a list, "the name of" one

@@ -31,7 +31,7 @@ from ..core.config import PROJECT_ROOT
 from .numbers import normalize_scale
 
 PROMPTS_DIR = PROJECT_ROOT / "prompts"
-PROMPT_KINDS = ("number", "name", "names", "boolean", "comparative")
+PROMPT_KINDS = ("number", "name", "names", "boolean", "comparative", "text")
 NA = "N/A"
 _SCALE_NAMES = {1: "units", 1_000: "thousands", 1_000_000: "millions", 1_000_000_000: "billions"}
 
@@ -112,6 +112,9 @@ SCHEMAS: dict[str, type[_AnswerBase]] = {
     "number": NumberAnswer, "name": NameAnswer, "names": NamesAnswer, "boolean": BooleanAnswer,
     "comparative": ComparativeAnswer,
 }
+from .text_kind import TextAnswer  # noqa: E402 - the text kind's schema lives in its own module (issue 31)
+
+SCHEMAS["text"] = TextAnswer
 
 
 # ---- template parts -------------------------------------------------------------------------

@@ -37,7 +37,7 @@ class SubmissionReference(BaseModel):
 class SubmissionAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
     question_text: str = Field(min_length=1)
-    kind: Literal["number", "name", "names", "boolean", "comparative"]
+    kind: Literal["number", "name", "names", "boolean", "comparative", "text"]
     value: Any
     references: list[SubmissionReference] = Field(default_factory=list)
 
@@ -50,6 +50,7 @@ class SubmissionAnswer(BaseModel):
             "boolean": isinstance(v, bool),
             "name": v == NA or (isinstance(v, str) and bool(v.strip())),
             "comparative": v == NA or (isinstance(v, str) and bool(v.strip())),
+            "text": v == NA or (isinstance(v, str) and bool(v.strip())),  # issue 31's free-text kind
             "names": v == NA or (isinstance(v, list) and len(v) > 0
                                  and all(isinstance(x, str) and x.strip() for x in v)),
         }[k]
