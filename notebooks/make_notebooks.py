@@ -50,12 +50,14 @@ NBS = {
    ["from rag.evaluate import run_evaluate\nsummary = run_evaluate(cfg, ds)\nsummary",
     "import json\nscores = json.loads((cfg.run_dir / \"07_evaluate\" / \"scores.json\").read_text())\nscores.get(\"totals\", scores)",
     "import pandas as pd\npd.DataFrame(scores.get(\"by_kind\", []))  # scores by answer kind",
+    "fb = scores.get(\"financebench\")  # FinanceBench datasets only (rag import financebench): paper-style verdicts\nif fb:\n    display(pd.DataFrame([fb[\"totals\"]]), pd.DataFrame(fb[\"by_type\"]), pd.DataFrame(fb[\"by_form\"]))",
     "from rag import reports\nreports.earlier_runs(cfg)  # this run beside earlier scored runs of the same dataset",
     "from rag.evaluate.plots import stage_costs\nstage_costs(cfg)  # per stage: time, items, tokens, cost (summed item usage records)",
     "from IPython.display import Image\nfor png in sorted((cfg.run_dir / \"07_evaluate\").glob(\"*.png\")):\n    display(Image(filename=str(png)))"]),
  "08_label": ("# 08 · Hand-label answers\nHeadless runs only report label counts; with `interactive=True` the labelling widget opens where you stopped. Labels: `data/<name>/labels.jsonl` (append-only).",
    ["from rag.labels import label_counts\nlabel_counts(ds)",
-    "if interactive:\n    from rag.widgets.label_widget import label_widget\n    display(label_widget(cfg, ds))"]),
+    "if interactive:\n    from rag.widgets.label_widget import label_widget\n    display(label_widget(cfg, ds))",
+    "from rag.evaluate.financebench import text_verdicts_table\n# FinanceBench text answers to judge by hand (correct / incorrect / refusal): append_verdict(labels path, question, answer, verdict)\ntext_verdicts_table(cfg, ds)"]),
 }
 
 for name, (md, cells) in NBS.items():

@@ -133,6 +133,21 @@ def append_verdict(path: Path | str, question: str, answer: Any, verdict_: str, 
     return rec
 
 
+def text_verdicts_table(cfg: Any, ds: Dataset) -> pd.DataFrame | None:
+    """08_label's list of a run's FinanceBench text answers with gold and the hand verdict so far (None for
+    other datasets); verdicts are recorded with :func:`append_verdict` into the dataset's labels.jsonl."""
+    meta = load_meta(ds)
+    if not meta:
+        return None
+    from ..answer import submission_path
+    from . import load_submission
+
+    sub = load_submission(submission_path(cfg)) if submission_path(cfg).exists() else {}
+    done = hand_verdicts(ds.root / "labels.jsonl")
+    return pd.DataFrame([{"question": t, "answer": (sub.get(t) or {}).get("value"), "gold": m["gold_as_written"],
+                          "verdict": done.get(t, "")} for t, m in meta.items() if m["form"] == "text"])
+
+
 class JudgeVerdict(BaseModel):
     reason: str
     verdict: Literal["correct", "incorrect", "refusal"]
