@@ -18,9 +18,10 @@ import re
 from dataclasses import dataclass, replace
 from datetime import date
 
+from .retrieve.filing import MONTH_DATE, month_date
+
 FILING_PAGES = 3  # the cover page names the form and the period; a table of contents follows
-_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2}),?\s+((?:19|20)\d{2})"
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH = MONTH_DATE
 _FORM = re.compile(r"\bform\s+(10-?k|10-?q|8-?k|20-?f|40-?f)\b", re.I)
 _YEAR_END = re.compile(r"(?:fiscal\s+)?year\s+ended\s*:?\s*" + _MONTH, re.I)
 _QUARTER_END = re.compile(r"quarterly\s+period\s+ended\s*:?\s*" + _MONTH, re.I)
@@ -40,11 +41,7 @@ class FilingGuess:
     evidence: str = ""  # the words it was read from, for the printed table
 
 
-def _date(m: re.Match, first: int = 1) -> date | None:
-    try:
-        return date(int(m.group(first + 2)), _MONTHS.index(m.group(first).lower()[:3]) + 1, int(m.group(first + 1)))
-    except ValueError:
-        return None
+_date = month_date
 
 
 def detect_filing(pages: list[str]) -> FilingGuess:

@@ -46,7 +46,9 @@ _QUARTER_RES = (
 )
 _STRONG_YEAR = re.compile(r"\b" + _FY + r"\s*'?\s*((?:19|20)\d{2}|\d{2})\b(?!\s*-?\s*q[1-4])|\b((?:19|20)\d{2})\s+fiscal\b", re.I)
 _BARE_YEAR = re.compile(r"(?<![\d$.,])((?:19|20)\d{2})(?![\d,%])")
-_DATE = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2}),?\s+((?:19|20)\d{2})\b", re.I)
+# "May 26, 2023", "Sept. 3 2023": month, day, year groups (also read by rag.init_filing).
+MONTH_DATE = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2}),?\s+((?:19|20)\d{2})"
+_DATE = re.compile(r"\b" + MONTH_DATE + r"\b", re.I)
 _DOC_TYPE_RES = (("10-Q", re.compile(r"\b10-?q\b|\bquarterly\s+(?:report|filing)\b", re.I)),
                  ("10-K", re.compile(r"\b10-?k\b|\bannual\s+(?:report|filing)\b", re.I)),
                  ("8-K", re.compile(r"\b8-?k\b", re.I)),
@@ -74,6 +76,14 @@ class FilingChoice:
     why: str
 
 
+def month_date(m: re.Match, first: int = 1) -> date | None:
+    """The date of a MONTH_DATE match whose month group is ``first``; None for an impossible date."""
+    try:
+        return date(int(m.group(first + 2)), _MONTHS[m.group(first).lower()[:3]], int(m.group(first + 1)))
+    except ValueError:
+        return None
+
+
 def _year(s: str) -> int:
     s = s.lstrip("'")
     return int(s) if len(s) == 4 else 2000 + int(s)
@@ -87,9 +97,8 @@ def question_periods(text: str) -> list[Period]:
         return not any(s < fe and fs < e for fs, fe, _ in found)
 
     for m in _DATE.finditer(text):
-        try:
-            d = date(int(m.group(3)), _MONTHS[m.group(1).lower()[:3]], int(m.group(2)))
-        except ValueError:
+        d = month_date(m)
+        if d is None:
             continue
         found.append((m.start(), m.end(), Period(year=d.year, day=d, text=m.group(0))))
     for i, rx in enumerate(_QUARTER_RES):
