@@ -48,6 +48,8 @@ class AskResult:
     value: Any
     references: list[dict[str, Any]]  # {"sha1", "page" (1-based), "company", "snippet"}
     na_reason: str | None = None
+    reason: str = ""  # the answering call's one-sentence reasoning_summary (yes/no and text answers)
+    filings: list[str] = field(default_factory=list)  # "3M Company 10-K 2018: FY2018 named ..." (routing)
     seconds: float = 0.0
     usage: dict[str, int] = field(default_factory=dict)
 
@@ -140,8 +142,17 @@ def ask(cfg: RunConfig, ds: Dataset, text: str, kind: str | None = None, llm: An
              "snippet": _snippet(page_text.get((r["sha1"], r["page"]), ""), text, d["value"])}
             for r in d["references"]]
     return AskResult(question=text, kind=kind, kind_inferred=inferred, companies=companies, value=d["value"],
-                     references=refs, na_reason=d.get("na_reason"), seconds=d.get("seconds", 0.0),
-                     usage=d.get("usage", {}))
+                     references=refs, na_reason=d.get("na_reason"), reason=_reason(d),
+                     filings=[f"{r.filing or r.company}" + (f" ({r.why})" if r.why else "") for r in rec.routed],
+                     seconds=d.get("seconds", 0.0), usage=d.get("usage", {}))
+
+
+def _reason(d: dict[str, Any]) -> str:
+    """The reasoning_summary of the call whose answer stood (the last call that parsed), for yes/no and text."""
+    if d.get("kind") not in ("boolean", "text"):
+        return ""
+    parsed = [c.get("parsed") for c in d.get("calls", []) if c.get("parsed")]
+    return str(parsed[-1].get("reasoning_summary", "")) if parsed else ""
 
 
 def format_result(res: AskResult) -> str:
@@ -150,6 +161,10 @@ def format_result(res: AskResult) -> str:
     lines = [f"Answer: {value}",
              f"Kind: {res.kind}" + (" (inferred; --kind to change)" if res.kind_inferred else ""),
              f"Company: {', '.join(dict.fromkeys(res.companies))}"]
+    if res.filings and any(f != c for f, c in zip(res.filings, res.companies)):
+        lines.append("Filing: " + "; ".join(res.filings))
+    if res.reason:
+        lines.append(f"Why: {res.reason}")
     if res.na_reason:
         lines.append(f"Why N/A: {res.na_reason}")
     for r in res.references:

@@ -46,3 +46,12 @@ def test_submission_accepts_text():
 ])
 def test_infer_kind_learns_text(q, kind):
     assert infer_kind(q) == kind
+
+
+def test_ask_prints_filing_and_reason():
+    from rag.ask import AskResult, format_result
+
+    out = format_result(AskResult(question="q", kind="boolean", kind_inferred=True, companies=["3M Company"],
+                                  value=False, references=[], reason="Capex is 5% of revenue.",
+                                  filings=["3M Company 10-K 2022 (FY2022 named)"]))
+    assert "Filing: 3M Company 10-K 2022 (FY2022 named)" in out and "Why: Capex is 5% of revenue." in out
