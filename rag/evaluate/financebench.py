@@ -26,7 +26,7 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Literal, Mapping
 
 import pandas as pd
 from pydantic import BaseModel
