@@ -47,12 +47,14 @@ NBS = {
  "07_evaluate": ("# 07 · Evaluate\nERC round-2 rules: numbers within 1%, booleans/names exact, names by Jaccard; −0.1 per wrong reference, −0.25 per missed pool; Score = G + R/2.",
    ["import json\nfrom rag.evaluate import scores_path\nscores = json.loads(scores_path(cfg).read_text())\nscores.get(\"totals\", scores)",
     "import pandas as pd\npd.DataFrame(scores.get(\"by_kind\", []))  # scores by answer kind",
+    "fb = scores.get(\"financebench\")  # FinanceBench datasets only (rag import financebench): paper-style verdicts\nif fb:\n    display(pd.DataFrame([fb[\"totals\"]]), pd.DataFrame(fb[\"by_type\"]), pd.DataFrame(fb[\"by_form\"]))",
     "from rag.evaluate.report import earlier_runs\nearlier_runs(cfg)  # this run beside earlier scored runs of the same dataset",
     "from rag.evaluate.plots import stage_costs\nstage_costs(cfg)  # per stage: time, items, tokens, cost (summed item usage records)",
     "from IPython.display import Image\nfor png in sorted(scores_path(cfg).parent.glob(\"*.png\")):\n    display(Image(filename=str(png)))"]),
  "08_label": ("# 08 · Hand-label answers\nHeadless runs only report label counts; with `interactive=True` the labelling widget opens where you stopped. Labels: `data/<name>/labels.jsonl` (append-only).",
    ["from rag.label import label_counts\nlabel_counts(ds)",
-    "if interactive:\n    from rag.widgets.label_widget import label_widget\n    display(label_widget(cfg, ds))"]),
+    "if interactive:\n    from rag.widgets.label_widget import label_widget\n    display(label_widget(cfg, ds))",
+    "from rag.evaluate.financebench import text_verdicts_table\n# FinanceBench text answers to judge by hand (correct / incorrect / refusal): append_verdict(labels path, question, answer, verdict)\ntext_verdicts_table(cfg, ds)"]),
 }
 
 assert set(NBS) == set(NOTEBOOKS), f"notebooks without cells or not in rag.core.stages: {set(NBS) ^ set(NOTEBOOKS)}"

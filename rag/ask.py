@@ -23,6 +23,11 @@ from .core.config import RunConfig
 from .core.dataset import KINDS, Dataset, Question  # noqa: F401 - KINDS: the CLI's --kind choices
 # Characters of page text shown under each cited page.
 SNIPPET_CHARS = 300
+# Open questions (issue 31): causes, explanations, descriptions -> the short-text kind.
+_TEXT = re.compile(r"^\s*(?:why|how(?!\s+(?:much|many|long|big|large|old|often)\b)|explain|describe|summari[sz]e)\b|"
+                   r"\bwhat\s+(?:drove|drives|caused|causes|explains|led\s+to)\b|"
+                   r"\bwhat\s+(?:were|are)\s+the\s+(?:main\s+|major\s+|key\s+)?(?:drivers|reasons|factors|causes)\b", re.I)
+_LEAD = re.compile(r"^\s*(?:as\s+of|at\s+the\s+end\s+of|in|during)\s[^,?]{1,40},\s*", re.I)
 _BOOLEAN = re.compile(r"^\s*(?:did|does|do|is|are|was|were|has|have|had|will|can|could)\b", re.I)
 _NAMES = re.compile(r"\b(?:names|titles|list|what are the|which (?:\w+ ){0,2}\w+[^s\W]s)\b", re.I)
 _NAME = re.compile(r"^\s*who\b|\b(?:name|title)\b", re.I)
@@ -41,6 +46,8 @@ class AskResult:
     value: Any
     references: list[dict[str, Any]]  # {"sha1", "page" (1-based), "company", "snippet"}
     na_reason: str | None = None
+    reason: str = ""  # the answering call's one-sentence reasoning_summary (yes/no and text answers)
+    filings: list[str] = field(default_factory=list)  # "3M Company 10-K 2018: FY2018 named ..." (routing)
     seconds: float = 0.0
     usage: dict[str, int] = field(default_factory=dict)
 
@@ -49,6 +56,12 @@ def infer_kind(text: str, n_companies: int = 1) -> str:
     """The answer kind ``text`` asks for (see module docstring)."""
     if n_companies > 1:
         return "comparative"
+    if _TEXT.search(text):
+        return "text"
+    # A leading period or company clause ("As of Q2'2023, is Pfizer ...?") does not change the kind.
+    text = _LEAD.sub("", text)
+    if _TEXT.search(text):
+        return "text"
     if _BOOLEAN.search(text):
         return "boolean"
     if _NAMES.search(text):  # before _NAME: "the names of" is a list, "the name of" one
@@ -127,8 +140,17 @@ def ask(cfg: RunConfig, ds: Dataset, text: str, kind: str | None = None, llm: An
              "snippet": _snippet(page_text.get((r["sha1"], r["page"]), ""), text, d["value"])}
             for r in d["references"]]
     return AskResult(question=text, kind=kind, kind_inferred=inferred, companies=companies, value=d["value"],
-                     references=refs, na_reason=d.get("na_reason"), seconds=d.get("seconds", 0.0),
-                     usage=d.get("usage", {}))
+                     references=refs, na_reason=d.get("na_reason"), reason=_reason(d),
+                     filings=[f"{r.filing or r.company}" + (f" ({r.why})" if r.why else "") for r in rec.routed],
+                     seconds=d.get("seconds", 0.0), usage=d.get("usage", {}))
+
+
+def _reason(d: dict[str, Any]) -> str:
+    """The reasoning_summary of the call whose answer stood (the last call that parsed), for yes/no and text."""
+    if d.get("kind") not in ("boolean", "text"):
+        return ""
+    parsed = [c.get("parsed") for c in d.get("calls", []) if c.get("parsed")]
+    return str(parsed[-1].get("reasoning_summary", "")) if parsed else ""
 
 
 def format_result(res: AskResult) -> str:
@@ -137,6 +159,10 @@ def format_result(res: AskResult) -> str:
     lines = [f"Answer: {value}",
              f"Kind: {res.kind}" + (" (inferred; --kind to change)" if res.kind_inferred else ""),
              f"Company: {', '.join(dict.fromkeys(res.companies))}"]
+    if res.filings and any(f != c for f, c in zip(res.filings, res.companies)):
+        lines.append("Filing: " + "; ".join(res.filings))
+    if res.reason:
+        lines.append(f"Why: {res.reason}")
     if res.na_reason:
         lines.append(f"Why N/A: {res.na_reason}")
     for r in res.references:

@@ -2,6 +2,7 @@
 
     rag init DATASET --pdfs DIR      a dataset folder from a folder of PDFs (subset.csv guessed, to correct)
     rag ask "question" --data D      one question answered, with its cited pages and snippets
+    rag import financebench SRC --out data/NAME   a dataset from another benchmark's layout
     rag run [--data D] [--preset P]  every stage (notebooks by papermill), as python -m rag.pipeline
     rag check [--preset P]           real calls through the configured models
     rag check --gpu                  a CUDA box checks itself: one table, outputs/gpu-check.json
@@ -91,6 +92,20 @@ def _valgen(argv: list[str]) -> int:
     return _forward("rag.valgen")(argv)
 
 
+IMPORTERS = {"financebench": "rag.importers.financebench"}
+
+
+def _import(argv: list[str]) -> int:
+    """``rag import BENCHMARK SRC --out data/NAME``: the benchmark's importer module's ``main``."""
+    import importlib
+
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in IMPORTERS:
+        print(f"usage: rag import {{{','.join(IMPORTERS)}}} SRC --out data/NAME  (rag import NAME --help)",
+              file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    return importlib.import_module(IMPORTERS[argv[0]]).main(argv[1:]) or 0
+
+
 def _forward(module: str, fn: str = "main") -> Callable[[list[str]], int]:
     def run(argv: list[str]) -> int:
         import importlib
@@ -143,6 +158,7 @@ def _kernel(argv: list[str]) -> int:
 COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "init": (_init, "make a dataset folder from a folder of PDFs"),
     "ask": (_ask, "answer one question and print the cited pages"),
+    "import": (_import, "a dataset from another benchmark's folder (financebench)"),
     "run": (_run, "run every stage (notebooks by papermill)"),
     "check": (_check, "real calls through the configured models (--gpu: the CUDA box's self-check)"),
     "score": (_forward("rag.evaluate"), "score a run against gold answers"),

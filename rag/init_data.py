@@ -4,7 +4,8 @@ Contract:
 - ``init_dataset(out, pdfs, link=False) -> InitResult(rows, warnings)``: every ``*.pdf`` directly in
   ``pdfs`` (hidden files skipped) is hashed and copied (``link``: symlinked, absolute target) to
   ``out/pdfs/<sha1>.pdf``; ``out/subset.csv`` gets one row per distinct file (sha1, company_name, cur,
-  major_industry left empty) with company and currency guessed from the report's text, and
+  major_industry left empty, period, doc_type) with company, currency, filing type and fiscal period guessed
+  from the report's text (rag.init_filing), and
   ``out/questions.json`` a few example questions (each with a ``note`` saying it is an example). The result
   loads through :func:`rag.core.dataset.load_dataset`. Raises :class:`InitError` (a ``DatasetError``, so
   ``rag init`` prints one ``error:`` line and exits 2) when ``out`` exists and is not an empty folder,
@@ -27,11 +28,12 @@ import secrets
 import shlex
 import shutil
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .core.dataset import DatasetError, sha1_of
 from .core.pdf import pdf_page_texts
+from .init_filing import FilingGuess, assign_quarters, detect_filing
 from .retrieve.route import normalize_tokens
 
 FIRST_PAGES = 20  # company and currency are read here: cover, contents, letters, 10-K cover page
@@ -53,6 +55,8 @@ class Row:
     file: str  # the source file's name
     company: str
     currency: str
+    period: str = ""  # rag.init_filing: "2018", "2024Q2", "2023-05-03"; "" when not found
+    doc_type: str = ""  # "10-K", "10-Q", "8-K", "annual report", "earnings release" or ""
 
 
 @dataclass(frozen=True)
@@ -253,6 +257,7 @@ def init_dataset(out: Path | str, pdfs: Path | str, link: bool = False) -> InitR
         raise InitError(f"{pdfs}: no .pdf files in this folder (subfolders are not searched)")
     rows: list[Row] = []
     warnings: list[str] = []
+    filings: dict[str, FilingGuess] = {}
     first: dict[str, Path] = {}
     bad: list[str] = []
     for path in files:
@@ -275,13 +280,29 @@ def init_dataset(out: Path | str, pdfs: Path | str, link: bool = False) -> InitR
             cur = DEFAULT_CURRENCY
             warnings.append(f"{path.name}: no currency found in its text; {cur} written, check it")
         rows.append(Row(sha1=sha1, file=path.name, company=company, currency=cur))
+        filings[sha1] = detect_filing(pages)
     if bad:
         raise InitError(f"{len(bad)} of {len(files)} PDFs cannot be read: " + "; ".join(bad))
+    rows = _with_filings(rows, filings)
     same = Counter(r.company for r in rows)
-    warnings += [f"{n} reports are guessed as {c!r} (questions naming it go to all of them): check subset.csv"
-                 for c, n in same.items() if n > 1]
+    apart = Counter((r.company, r.period, r.doc_type) for r in rows)
+    warnings += [f"{n} reports are guessed as {c!r} with no period/doc_type telling them apart (questions naming "
+                 "it go to all of them): check subset.csv" for c, n in same.items()
+                 if n > 1 and any(apart[(r.company, r.period, r.doc_type)] > 1 for r in rows if r.company == c)]
     _write(out, rows, first, link)
     return InitResult(rows=tuple(rows), warnings=tuple(warnings))
+
+
+def _with_filings(rows: list[Row], filings: dict[str, FilingGuess]) -> list[Row]:
+    """Rows with period and doc_type; a 10-Q's fiscal quarter from its company's fiscal year end."""
+    by_company: dict[str, list[Row]] = defaultdict(list)
+    for r in rows:
+        by_company[r.company].append(r)
+    done: dict[str, FilingGuess] = {}
+    for group in by_company.values():
+        for r, g in zip(group, assign_quarters([filings[r.sha1] for r in group])):
+            done[r.sha1] = g
+    return [replace(r, period=done[r.sha1].period, doc_type=done[r.sha1].doc_type) for r in rows]
 
 
 def _write(out: Path, rows: list[Row], source: dict[str, Path], link: bool) -> None:
@@ -298,8 +319,8 @@ def _write(out: Path, rows: list[Row], source: dict[str, Path], link: bool) -> N
             dest.symlink_to(source[r.sha1].resolve()) if link else shutil.copyfile(source[r.sha1], dest)
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["sha1", "company_name", "cur", "major_industry"])
-        w.writerows([r.sha1, r.company, r.currency, ""] for r in rows)
+        w.writerow(["sha1", "company_name", "cur", "major_industry", "period", "doc_type"])
+        w.writerows([r.sha1, r.company, r.currency, "", r.period, r.doc_type] for r in rows)
         (tmp / "subset.csv").write_text(buf.getvalue(), encoding="utf-8")
         (tmp / "questions.json").write_text(json.dumps(_examples(rows), indent=1, ensure_ascii=False) + "\n",
                                             encoding="utf-8")
@@ -322,14 +343,15 @@ def main(argv: list[str] | None = None) -> int:
     res = init_dataset(a.dataset, a.pdfs, link=a.link)
     wf = max(len("file"), *(len(r.file) for r in res.rows))
     wc = max(len("company (guessed)"), *(len(r.company) for r in res.rows))
-    print(f"{'sha1':<8}  {'file':<{wf}}  {'company (guessed)':<{wc}}  cur")
+    print(f"{'sha1':<8}  {'file':<{wf}}  {'company (guessed)':<{wc}}  cur  {'doc_type':<16}  period")
     for r in res.rows:
-        print(f"{r.sha1[:8]}  {r.file:<{wf}}  {r.company:<{wc}}  {r.currency}")
+        print(f"{r.sha1[:8]}  {r.file:<{wf}}  {r.company:<{wc}}  {r.currency}  {r.doc_type or '?':<16}  {r.period or '?'}")
     for w in res.warnings:
         print(f"warning: {w}")
     d, question = a.dataset, f"Did {res.rows[0].company} announce a share buyback plan?"
     print(f"\n{d}: {len(res.rows)} report(s) {'linked' if a.link else 'copied'} into pdfs/, subset.csv, "
-          f"questions.json.\nCheck the company names and currencies in {d / 'subset.csv'} (a question must name "
+          f"questions.json.\nCheck the company names, currencies, doc types and periods (fiscal year '2018', "
+          f"fiscal quarter '2024Q2', an 8-K's date) in {d / 'subset.csv'} (a question must name "
           f"a company as written there, without its 'Inc.'/'plc', or by its leading words),\nand replace the example questions in "
           f"{d / 'questions.json'}. Then:\n  rag ask {shlex.quote(question)} --data {shlex.quote(str(d))}")
     return 0

@@ -120,3 +120,33 @@ def test_no_questions_and_unlisted_pdfs(tmp_path):
     assert len(ds.warnings) == 1 and "1 PDF(s) not listed in subset.csv" in ds.warnings[0] and "2222" in ds.warnings[0]
     ds2 = load_dataset(_make(tmp_path / "c"))
     assert ds2.warnings == () and ds2.reports[0].currency == "USD"
+
+
+def test_filing_columns_and_file_name(tmp_path):
+    """period / doc_type / file are optional; file names a PDF kept under another name (pdf_dirs.txt)."""
+    root = tmp_path / "ds"
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    root.mkdir()
+    data = b"%PDF-1.4 filing"
+    sha = hashlib.sha1(data).hexdigest()
+    (shared / "ACME_2018_10K.pdf").write_bytes(data)
+    (root / "pdf_dirs.txt").write_text("../shared\n")
+    (root / "subset.csv").write_text("sha1,company_name,cur,period,doc_type,file\n"
+                                     f"{sha},Acme,USD,2018,10k,ACME_2018_10K.pdf\n")
+    (root / "questions.json").write_text(json.dumps([{"text": "Why did Acme's margin change?", "kind": "text"}]))
+    ds = load_dataset(root)
+    r = ds.reports[0]
+    assert (r.period, r.doc_type, r.pdf.name, r.filing) == ("2018", "10-K", "ACME_2018_10K.pdf", "Acme 10-K 2018")
+    assert ds.questions[0].kind == "text"
+    (root / "subset.csv").write_text("sha1,company_name,cur,period,doc_type,file\n"
+                                     f"{sha},Acme,USD,FY18,proxy,../x.pdf\n")
+    with pytest.raises(DatasetError) as e:
+        load_dataset(root)
+    msg = str(e.value)
+    assert "period 'FY18'" in msg and "doc_type 'proxy'" in msg and "not a path" in msg
+
+
+def test_erc_subset_without_filing_columns_loads(tmp_path):
+    ds = load_dataset(_make(tmp_path))
+    assert all(r.period == "" and r.doc_type == "" for r in ds.reports)

@@ -115,6 +115,10 @@ def part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[CtxP
         info = interpret_number(cfg, parsed, cited, part, question, report_currency, company)
         return info["value"], info
     v = parsed.get("final_answer")
+    if kind == "text":
+        from .text_kind import text_value
+
+        return text_value(v), {}
     if kind == "names":
         if isinstance(v, list):
             v = list(dict.fromkeys(x.strip() for x in v if x and x.strip() and x.strip().upper() != NA))

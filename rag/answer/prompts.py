@@ -109,9 +109,14 @@ class ComparativeAnswer(_AnswerBase):
     final_answer: str
 
 
+class TextAnswer(_AnswerBase):
+    """The ``text`` kind (issue 31): a short free-text answer; trimmed in code by rag.answer.text_kind."""
+    final_answer: str
+
+
 SCHEMAS: dict[str, type[_AnswerBase]] = {
     "number": NumberAnswer, "name": NameAnswer, "names": NamesAnswer, "boolean": BooleanAnswer,
-    "comparative": ComparativeAnswer,
+    "comparative": ComparativeAnswer, "text": TextAnswer,
 }
 
 

@@ -52,6 +52,7 @@ class SubmissionAnswer(BaseModel):
             "boolean": isinstance(v, bool) or v == NA,  # N/A: a question routed to no single report
             "name": v == NA or (isinstance(v, str) and bool(v.strip())),
             "comparative": v == NA or (isinstance(v, str) and bool(v.strip())),
+            "text": v == NA or (isinstance(v, str) and bool(v.strip())),  # issue 31's free-text kind
             "names": v == NA or (isinstance(v, list) and len(v) > 0
                                  and all(isinstance(x, str) and x.strip() for x in v)),
         }[k]

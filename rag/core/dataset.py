@@ -6,8 +6,12 @@ Layout (``data/<name>/``)::
     pdf_dirs.txt        only when there is no pdfs/: one folder per line (relative to the dataset
                         root, or absolute; blank and '#' lines ignored), searched in order for
                         <sha1>.pdf, so a dataset can use PDFs kept elsewhere (e.g. ../shared)
-    subset.csv          sha1, company_name, cur[, major_industry]
-    questions.json      [{"text": ..., "kind": number|name|names|boolean|comparative}]
+    subset.csv          sha1, company_name, cur[, major_industry][, period][, doc_type][, file]
+                        optional columns for several filings per company: ``period`` the fiscal period
+                        the filing covers ("2018" fiscal year, "2024Q2" fiscal quarter, "2023-05-05" the
+                        date of an 8-K / release), ``doc_type`` one of DOC_TYPES, ``file`` the PDF's name
+                        in the PDF folder(s) when it is not <sha1>.pdf (the sha1 is still checked)
+    questions.json      [{"text": ..., "kind": number|name|names|boolean|comparative|text}]
     answers.json        optional gold: {question text: {kind, answers: [value], reference_pools:
                         [["sha1:page_index", ...], ...]}}; page_index is 0-based in the file.
     labels.jsonl        optional hand labels (see rag.core.labels)
@@ -23,15 +27,23 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-# The answer kinds, spelled once (prompts, submission, labels, ask and the loaders read these).
-Kind = Literal["number", "name", "names", "boolean", "comparative"]
+# The answer kinds, spelled once (prompts, submission, labels, ask and the loaders read these); "text":
+# a short free-text answer (issue 31).
+Kind = Literal["number", "name", "names", "boolean", "comparative", "text"]
 KINDS: tuple[str, ...] = get_args(Kind)
 SUBSET_COLUMNS = ("sha1", "company_name", "cur")
+# Filing types a subset.csv row may name (``doc_type``); spellings users write map to these.
+DOC_TYPES = ("10-K", "10-Q", "8-K", "annual report", "earnings release")
+_DOC_TYPE_SPELLINGS = {"10k": "10-K", "10q": "10-Q", "8k": "8-K", "annualreport": "annual report",
+                       "earnings": "earnings release", "earningsrelease": "earnings release"}
+# ``period``: a fiscal year, a fiscal quarter of a fiscal year, or the date of an event filing.
+PERIOD_RE = re.compile(r"^(?:\d{4}|\d{4}Q[1-4]|\d{4}-\d{2}-\d{2})$")
 # Active ISO 4217 currency codes: anything else in ``cur`` is a shifted column ("Inc.") or a typo ("Euro").
 ISO_CURRENCIES = frozenset("""
 AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN BWP BYN BZD CAD CDF
@@ -61,6 +73,13 @@ class Report(_Rec):
     currency: str
     industry: str = ""
     pdf: Path
+    period: str = ""  # "" (not known), "2018", "2024Q2" or "2023-05-05" (see PERIOD_RE)
+    doc_type: str = ""  # "" or one of DOC_TYPES
+
+    @property
+    def filing(self) -> str:
+        """Short label of the filing: "3M 10-K 2018" (company alone when period and type are unknown)."""
+        return " ".join(x for x in (self.company, self.doc_type, self.period) if x)
 
 
 class Question(_Rec):
@@ -173,21 +192,50 @@ def _load_subset(root: Path, problems: list[str], check_hashes: bool) -> list[Re
             if cur and cur.upper() not in ISO_CURRENCIES:
                 problems.append(f"{where}: currency {cur!r} is not an ISO 4217 code such as USD, EUR, GBP")
                 continue
-            pdf = next((d / f"{sha1}.pdf" for d in pdf_dirs if (d / f"{sha1}.pdf").exists()), None)
+            period, doc_type = _filing_fields(row, where, problems)
+            name = (row.get("file") or "").strip() or f"{sha1}.pdf"
+            if Path(name).name != name:
+                problems.append(f"{where}: file {name!r} must be a file name in the PDF folder, not a path")
+                continue
+            pdf = next((d / name for d in pdf_dirs if (d / name).exists()), None)
             if pdf is None:
                 if len(pdf_dirs) == 1:
-                    problems.append(f"{where}: listed PDF {pdf_dirs[0] / f'{sha1}.pdf'} is absent")
+                    problems.append(f"{where}: listed PDF {pdf_dirs[0] / name} is absent")
                 else:
                     places = ", ".join(str(d) for d in pdf_dirs) or "(no PDF folder)"
-                    problems.append(f"{where}: listed PDF {sha1}.pdf is absent from {places}")
+                    problems.append(f"{where}: listed PDF {name} is absent from {places}")
                 continue
             if check_hashes and sha1_of(pdf) != sha1:
                 problems.append(f"{pdf}: file's sha1 {sha1_of(pdf)} does not match its name")
                 continue
             reports.append(Report(sha1=sha1, company=row["company_name"].strip(),
                                   currency=cur.upper(),
-                                  industry=(row.get("major_industry") or "").strip(), pdf=pdf))
+                                  industry=(row.get("major_industry") or "").strip(), pdf=pdf,
+                                  period=period, doc_type=doc_type))
     return reports
+
+
+def normalize_doc_type(text: str) -> str | None:
+    """"10K", "10-k", "Earnings" ... -> the DOC_TYPES spelling; "" stays ""; None when unknown."""
+    key = re.sub(r"[^a-z0-9]", "", text.lower())
+    if not key:
+        return ""
+    canon = {re.sub(r"[^a-z0-9]", "", d.lower()): d for d in DOC_TYPES}
+    return canon.get(key) or _DOC_TYPE_SPELLINGS.get(key)
+
+
+def _filing_fields(row: dict, where: str, problems: list[str]) -> tuple[str, str]:
+    """The optional ``period`` and ``doc_type`` of a subset.csv row ("" when absent), problems noted."""
+    period = (row.get("period") or "").strip().upper()
+    if period and not PERIOD_RE.match(period):
+        problems.append(f"{where}: period {period!r} is not a fiscal year (2018), a fiscal quarter (2024Q2) "
+                        "or a date (2023-05-05)")
+        period = ""
+    doc_type = normalize_doc_type(row.get("doc_type") or "")
+    if doc_type is None:
+        problems.append(f"{where}: doc_type {row.get('doc_type')!r} is not one of {', '.join(DOC_TYPES)}")
+        doc_type = ""
+    return period, doc_type
 
 
 def _load_json(path: Path, problems: list[str]):

@@ -146,6 +146,8 @@ class CandidatePage(BaseModel):
 class RoutedReport(_Rec):
     sha1: str
     company: str
+    filing: str = ""  # "3M 10-K 2018" when subset.csv gives period / doc_type
+    why: str = ""  # why this filing of the company (rag.retrieve.filing), "" when it has one report
 
 
 class RetrievalRecord(_Rec):

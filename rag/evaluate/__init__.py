@@ -27,46 +27,10 @@ from ..core.dataset import Dataset, Gold, PageRef
 # score_answer, score_references: re-exported, tests import them from rag.evaluate.
 from .scoring import score_answer, score_references, score_submission, summarize  # noqa: F401
 from .groups import group_table, paired_groups
+# load_submission, SubmissionError: re-exported (callers and tests import them from rag.evaluate).
+from .submission_file import SubmissionError, load_submission  # noqa: F401
 
 STAGE = "07_evaluate"
-
-
-class SubmissionError(ValueError):
-    """A submission file that does not follow the ERC format; the message names the file and entry."""
-
-
-# ---- inputs ----------------------------------------------------------------------------
-def load_submission(path: Path | str) -> dict[str, dict[str, Any]]:
-    """Read an ERC submission -> ``{question_text: {"kind", "value", "refs": [PageRef 1-based]}}``.
-
-    Raises :class:`SubmissionError` naming the file and the entry for anything off-format.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise SubmissionError(f"{path}: no submission file (run stage 06_answer first)")
-    try:
-        data = read_json(path)
-    except ValueError as e:
-        raise SubmissionError(str(e)) from None
-    answers = data.get("answers") if isinstance(data, dict) else None
-    if not isinstance(answers, list):
-        raise SubmissionError(f"{path}: expected an object with an 'answers' list")
-    out: dict[str, dict[str, Any]] = {}
-    for i, a in enumerate(answers):
-        where = f"{path}: answers[{i}]"
-        if not isinstance(a, dict) or not isinstance(a.get("question_text"), str):
-            raise SubmissionError(f"{where}: missing 'question_text'")
-        refs = []
-        for j, r in enumerate(a.get("references") or []):
-            idx = r.get("page_index") if isinstance(r, dict) else None
-            if not isinstance(r, dict) or not isinstance(r.get("pdf_sha1"), str) or \
-                    not isinstance(idx, int) or isinstance(idx, bool) or idx < 0:
-                raise SubmissionError(f"{where}.references[{j}]: expected {{pdf_sha1: str, page_index: int >= 0}}, got {r!r}")
-            refs.append(PageRef(sha1=r["pdf_sha1"], page=idx + 1))  # 0-based page_index -> 1-based page
-        if a["question_text"] in out:
-            warnings.warn(f"{where}: question answered twice; the last answer counts")
-        out[a["question_text"]] = {"kind": a.get("kind"), "value": a.get("value"), "refs": refs}
-    return out
 
 
 def gold_for(ds: Dataset, source: str = "both", labels_path: Path | str | None = None) -> dict[str, tuple[Gold, str]]:
@@ -155,6 +119,9 @@ def run_evaluate(cfg: RunConfig, ds: Dataset, progress: bool = True, gold_source
     stage.write_text("stage_costs.csv", costs.to_csv(index=False))
     if retrieval is not None:
         stage.write_text("retrieval.csv", retrieval.to_csv(index=False))
+    summary["financebench"] = _financebench(cfg, ds, stage, sub_path)
+    if summary["financebench"] is not None:  # after the write above: scores.json gets it too
+        stage.write_json("scores.json", summary)
     with stage.timed("plots"):
         stage.write_bytes("score_by_kind.png", plots.score_by_kind_png(pd.DataFrame(summary["by_kind"])))
         if retrieval is not None and plots.hit_at_k(retrieval):
@@ -176,6 +143,17 @@ def run_evaluate(cfg: RunConfig, ds: Dataset, progress: bool = True, gold_source
               f"accuracy={t.get('answer_accuracy')}) over {t['questions']} questions", flush=True)
         print("[07_evaluate] cost by stage:\n" + costs.to_string(index=False), flush=True)
     return per_q
+
+
+def _financebench(cfg: RunConfig, ds: Dataset, stage: Stage, sub_path: Path) -> dict[str, Any] | None:
+    """FinanceBench scores (rag.evaluate.financebench) when the dataset was imported from it, else None."""
+    from . import financebench
+
+    if not financebench.load_meta(ds):
+        return None
+    from ..retrieve import load_records
+
+    return financebench.write_financebench(stage, ds, load_submission(sub_path), load_records(cfg, ds))
 
 
 def scores_path(cfg_or_run: RunConfig | Path | str) -> Path:

@@ -51,7 +51,7 @@ from ..models.base import Usage
 from .query import lexicon_hash
 # CandidatePage, RetrievalRecord: the 05 records (rag.core.records); re-exported, tests import them from here.
 from ..core.records import SCORE_KEYS, CandidatePage, RetrievalRecord, RoutedReport  # noqa: F401
-from .route import route, routing_status, split_comparative
+from .route import route, route_filings, routing_status, split_comparative
 # Chunk search, fusion, page lifting and their caches (re-exported: rag.retrieve.retrieve_pages…).
 from .search import clear_caches, lift_to_pages, page_texts, retrieve_pages, rrf, search_chunks  # noqa: F401
 
@@ -110,8 +110,10 @@ def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> Ret
         usages.append(u)
         candidates[sha1] = pages
     companies = {r.sha1: r.company for r in ds.reports}
+    why = {r.sha1: r.why for r in route_filings(q.text, ds.reports)}
     return RetrievalRecord(qid=q.qid, question=q.text, kind=q.kind,
-                           routed=[RoutedReport(sha1=s, company=companies[s]) for s in subs],
+                           routed=[RoutedReport(sha1=s, company=companies[s], filing=ds.report(s).filing,
+                                                why=why.get(s, "")) for s in subs],
                            routing=routing_status(q.text, q.kind, ds.reports),
                            sub_questions=subs if q.kind == "comparative" else {}, candidates=candidates,
                            search=searches, usage=sum(usages, Usage()).as_dict(),

@@ -21,17 +21,25 @@ Limited" wins over a shorter "Kelly Partners" name inside it, and two companies 
 ("Harrow Group" / "Harrow Foods") never collide (a shared word alone matches nothing). Reports whose
 names normalize identically (e.g. two years of one company) are all routed.
 
+Filings: a company with several reports whose subset.csv rows carry ``period`` (and ``doc_type``) is routed
+to the filing(s) the question's period and document type name (rag.retrieve.filing); ``route_filings``
+returns each routed report with that reason. An all-capitals acronym of one company ("AMEX" for American
+Express) routes when no name is written.
+
 Short forms: a leading part of a name ("Downer" for "Downer EDI Limited", "Poste Italiane" for "Poste
 Italiane S.p.A.") also routes when every word of it is capitalized in the question (or written as the
 company writes it, "abrdn"), no other company's
-name starts with it, it does not end on a connective ("Bank of") and a one-word short form is not a
+name starts with it (a word starting with a digit, "3M", counts as capitalized), it does not end on a connective ("Bank of") and a one-word short form is not a
 generic word ("First", "National"...). Such a span loses to any full or suffix-stripped name it overlaps.
 """
 from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
+
+from .filing import choose_filings
 
 # Trailing tokens treated as legal form / group words (normalized: lowercase, dots removed).
 LEGAL_SUFFIXES = frozenset({
@@ -50,6 +58,7 @@ _GENERIC_FIRST = frozenset({
 # Strip level of a short form: above any suffix-stripped variant, so those win on the same span.
 _SHORT_FORM_LEVEL = 1000
 _MIN_ONE_WORD_SHORT_FORM = 4  # characters
+MIN_ACRONYM = 3  # letters of an all-capitals company acronym ("AMEX"); two letters are too often other words
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00b4": "'", "`": "'"})
 
 
@@ -131,6 +140,26 @@ def _find(seq: Sequence[str], sub: tuple[str, ...]) -> Iterable[int]:
             yield i
 
 
+def _as_name(word: str) -> bool:
+    """Written as a name: capitalized, or starting with a digit ("3M")."""
+    return word[:1].isupper() or word[:1].isdigit()
+
+
+def acronym_of(token: str, company: str) -> bool:
+    """Whether an all-capitals ``token`` ("AMEX", "IBM") is built from leading letters of the company's words in
+    order, every word used ("AM"+"EX" of "American Express"); legal suffixes are not needed."""
+    words = list(name_variants(company)[-1])
+    t = token.lower()
+    if len(t) < MIN_ACRONYM or len(words) < 2:
+        return False
+
+    def fits(t: str, ws: list[str]) -> bool:
+        if not ws:
+            return not t
+        return any(t[:k] == ws[0][:k] and fits(t[k:], ws[1:]) for k in range(1, min(len(t), len(ws[0])) + 1))
+    return fits(t, words)
+
+
 def _spans(question_text: str, reports) -> list[tuple[int, int, str]]:
     """Accepted (start, end, sha1) spans in token positions, longest-first without overlaps."""
     q = normalize_tokens(question_text)
@@ -143,7 +172,7 @@ def _spans(question_text: str, reports) -> list[tuple[int, int, str]]:
             for i in _find(q, v):
                 # A one-word short form ("Harrow" of "Harrow Group plc") must be written as a name
                 # (capitalized) in the question, so a common word does not route.
-                if n > 0 and len(v) == 1 and not q_orig[i][:1].isupper():
+                if n > 0 and len(v) == 1 and not _as_name(q_orig[i]):
                     continue
                 cands.append((len(v), n, i, i + len(v), sha1))
     by_sha1 = dict(_as_pairs(reports))
@@ -151,7 +180,7 @@ def _spans(question_text: str, reports) -> list[tuple[int, int, str]]:
         twins = [s for s, c in by_sha1.items() if normalize_tokens(c) == normalize_tokens(by_sha1[sha1])]
         for i in _find(q, part):
             # Written as a name: each word capitalized, or exactly as the company writes it ("abrdn").
-            if all(w[:1].isupper() or w == c for w, c in zip(q_orig[i:i + len(part)], as_written)):
+            if all(_as_name(w) or w == c for w, c in zip(q_orig[i:i + len(part)], as_written)):
                 for t in twins:
                     cands.append((len(part), _SHORT_FORM_LEVEL, i, i + len(part), t))
     # Longest first; on the same span a full name beats a suffix-stripped one ("Kelly Partners" is the
@@ -168,29 +197,64 @@ def _spans(question_text: str, reports) -> list[tuple[int, int, str]]:
             continue
         taken[(s, e)] = n
         out.append((s, e, sha1))
+    if not out:  # no name written: an all-capitals acronym of exactly one company ("AMEX")
+        for i, w in enumerate(q_orig):
+            if w.isupper() and w.isalpha():
+                names = {tuple(normalize_tokens(c)) for s, c in _as_pairs(reports) if acronym_of(w, c)}
+                if len(names) == 1:
+                    out.extend((i, i + 1, s) for s, c in _as_pairs(reports) if tuple(normalize_tokens(c)) in names)
     return sorted(out)
 
 
+@dataclass(frozen=True)
+class Routed:
+    """One routed report: its sha1, the question span naming its company, and why this filing (empty when
+    its company has one report, or the reports carry no period: all are searched)."""
+    sha1: str
+    span: tuple[int, int]
+    why: str = ""
+
+
+def route_filings(question_text: str, reports) -> list[Routed]:
+    """Every routed report with its reason (order of appearance). A company with several filings that carry
+    a period (subset.csv ``period``) gets the filing(s) the question's period names
+    (:func:`rag.retrieve.filing.choose_filings`); otherwise all reports of a named company are kept."""
+    groups: dict[tuple[int, int], list[str]] = {}
+    for s, e, sha1 in _spans(question_text, reports):
+        groups.setdefault((s, e), []).append(sha1)
+    by_sha = {} if isinstance(reports, Mapping) else {r.sha1: r for r in reports}
+    out: list[Routed] = []
+    seen: set[str] = set()
+    for span, sha1s in groups.items():
+        filings = [by_sha[x] for x in sha1s if x in by_sha]
+        picked = [(x, "") for x in sha1s]
+        if len(filings) > 1 and any(getattr(f, "period", "") for f in filings):
+            choice = choose_filings(question_text, filings)
+            picked = [(x, choice.why) for x in choice.sha1s]
+        for x, why in picked:
+            if x not in seen:
+                seen.add(x)
+                out.append(Routed(sha1=x, span=span, why=why))
+    return out
+
+
 def route(question_text: str, reports) -> list[str]:
-    """The sha1s of every report whose company the question names (order of appearance); [] if none."""
-    seen: list[str] = []
-    for _, _, sha1 in _spans(question_text, reports):
-        if sha1 not in seen:
-            seen.append(sha1)
-    return seen
+    """The sha1s of the reports the question names (order of appearance); [] if none. Several filings of
+    one company: the one(s) its period names (see route_filings)."""
+    return [r.sha1 for r in route_filings(question_text, reports)]
 
 
 def routing_status(question_text: str, kind: str, reports) -> str:
     """How the question was routed: "unrouted" (no known company named), "ambiguous" (a non-comparative
-    question names several reports, or one name matches several reports, e.g. two years of one company:
-    all of them are searched), else "ok". Recorded with every retrieval so a silent N/A has its reason."""
-    spans = _spans(question_text, reports)
-    if not spans:
+    question names several companies, or one name matches several reports that no period tells apart:
+    all of them are searched), else "ok" (a filing chosen by period counts as ok; its reason is recorded).
+    Recorded with every retrieval so a silent N/A has its reason."""
+    routed = route_filings(question_text, reports)
+    if not routed:
         return "unrouted"
-    per_span: dict[tuple[int, int], int] = {}
-    for s, e, _ in spans:
-        per_span[(s, e)] = per_span.get((s, e), 0) + 1
-    if any(n > 1 for n in per_span.values()) or (kind != "comparative" and len(per_span) > 1):
+    spans = {r.span for r in routed}
+    unchosen = [sum(1 for r in routed if r.span == sp and not r.why) for sp in spans]
+    if any(n > 1 for n in unchosen) or (kind != "comparative" and len(spans) > 1):
         return "ambiguous"
     return "ok"
 

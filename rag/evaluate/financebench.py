@@ -1,0 +1,310 @@
+"""FinanceBench scoring: answers as the paper judges them, filing routing, evidence hit@k, by type and form.
+
+Applies to a dataset written by ``rag import financebench`` (it has ``financebench.jsonl``: per question its
+FinanceBench type, answer form, asked unit, decimals shown and gold as written).
+
+Contract:
+- ``judge_number(value, gold, unit, decimals) -> bool``: the answer in the question's unit ("USD millions":
+  the pipeline's value in USD / 1e6; "percent": the value or the value x 100 when given as a share) is
+  right when it rounds to the gold at the gold's decimals, or is within NUMBER_REL_TOL of it. The sign is
+  not judged (ERC rule; reports print outflows as "(1,577)").
+- ``judge_yes_no(value, gold) -> bool``: polarity only: True/False, or a text starting with yes/no.
+- ``verdict(value, meta, gold, text_verdict=None) -> str``: "correct" | "incorrect" | "refusal" (N/A, no
+  answer) | "unjudged" (a text answer with no judge verdict and no hand verdict).
+- ``hand_verdicts(path) -> {question: verdict}``: the last labels.jsonl line per question with a ``verdict``
+  field (08_label's correct / incorrect / refusal; written by ``append_verdict``).
+- ``llm_judge(llm, question, gold, answer) -> (verdict, reason)``: the judge prompt
+  (prompts/judge/financebench.txt) through any model of rag.models; used only when one is passed.
+- ``score_run(ds, submission, records, verdicts) -> (per_question DataFrame, summary dict)``: per question
+  verdict, right filing (first routed report is the gold doc's) and evidence hit@k (any gold page within the
+  first k pages of the routed filings' lists); the summary has totals and tables by question type and by
+  answer form (accuracy over judged questions, refusals, filing accuracy, evidence hit@k, seconds).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+import pandas as pd
+from pydantic import BaseModel
+
+from ..core.dataset import Dataset
+from .scoring import is_na, to_number
+
+META_FILE = "financebench.jsonl"
+NUMBER_REL_TOL = 0.01  # as ERC: within 1% of gold also counts (a rounding step the gold does not show)
+EVIDENCE_KS = (1, 5, 10)
+VERDICTS = ("correct", "incorrect", "refusal")
+_SCALE = {"USD billions": 1e9, "USD millions": 1e6, "USD thousands": 1e3}
+_YES = re.compile(r"^\s*(yes|true)\b", re.I)
+_NO = re.compile(r"^\s*(no|false)\b", re.I)
+
+
+def load_meta(ds: Dataset) -> dict[str, dict]:
+    """``{question text: FinanceBench metadata}``; {} when the dataset was not imported from FinanceBench."""
+    path = ds.root / META_FILE
+    if not path.exists():
+        return {}
+    return {m["text"]: m for m in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if m}
+
+
+def _close(x: float, gold: float, decimals: int) -> bool:
+    return round(abs(x), decimals) == round(abs(gold), decimals) or \
+        abs(abs(x) - abs(gold)) <= NUMBER_REL_TOL * abs(gold)
+
+
+def judge_number(value: Any, gold: str, unit: str, decimals: int) -> bool:
+    """Whether ``value`` (the pipeline's number, in currency units or as printed) is the gold in its unit."""
+    x, g = to_number(value), to_number(gold)
+    if x is None or g is None or (isinstance(x, float) and math.isnan(x)):
+        return False
+    candidates = [x]
+    if unit in _SCALE:
+        candidates.append(x / _SCALE[unit])  # the pipeline's value in USD -> the asked unit
+    if unit == "percent":
+        candidates.append(x * 100)  # a share 0.308 for 30.8%
+    return any(_close(c, g, decimals) for c in candidates)
+
+
+def polarity(value: Any) -> bool | None:
+    """True / False of a boolean or a text starting with yes/no/true/false; None otherwise."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        if _YES.match(value):
+            return True
+        if _NO.match(value):
+            return False
+    return None
+
+
+def judge_yes_no(value: Any, gold: str) -> bool:
+    p = polarity(value)
+    return p is not None and p == (gold.strip().lower() == "true")
+
+
+def verdict(value: Any, meta: Mapping[str, Any], gold: str, text_verdict: str | None = None) -> str:
+    """correct / incorrect / refusal / unjudged for one answer (see the module contract)."""
+    if value is None or is_na(value) or (isinstance(value, str) and not value.strip()):
+        return "refusal"
+    form = meta.get("form")
+    if form == "number":
+        return "correct" if judge_number(value, gold, meta.get("unit", ""), int(meta.get("decimals", 2))) else "incorrect"
+    if form == "yes/no":
+        return "correct" if judge_yes_no(value, gold) else "incorrect"
+    return text_verdict if text_verdict in VERDICTS else "unjudged"
+
+
+# ---- text answers: hand verdicts (08_label) and the LLM judge -------------------------------------
+def hand_verdicts(path: Path | str) -> dict[str, str]:
+    """The last ``verdict`` per question in a labels.jsonl (lines without one are ignored)."""
+    path = Path(path)
+    out: dict[str, str] = {}
+    if not path.exists():
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a torn append (rag.core.labels reads it the same way)
+        if isinstance(rec, dict) and rec.get("verdict") in VERDICTS and rec.get("question"):
+            out[rec["question"]] = rec["verdict"]
+    return out
+
+
+def append_verdict(path: Path | str, question: str, answer: Any, verdict_: str, labeller: str = "") -> dict:
+    """Append a hand verdict on a text answer to labels.jsonl: a "skipped" label (no gold value) with a
+    ``verdict`` field, flushed and fsynced like every label line."""
+    import os
+    import time
+
+    if verdict_ not in VERDICTS:
+        raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, not {verdict_!r}")
+    rec = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "qid": None, "question": question,
+           "kind": "text", "value": answer, "pages": [], "status": "skipped", "labeller": labeller,
+           "verdict": verdict_}
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    return rec
+
+
+def text_verdicts_table(cfg: Any, ds: Dataset) -> pd.DataFrame | None:
+    """08_label's list of a run's FinanceBench text answers with gold and the hand verdict so far (None for
+    other datasets); verdicts are recorded with :func:`append_verdict` into the dataset's labels.jsonl."""
+    meta = load_meta(ds)
+    if not meta:
+        return None
+    from ..answer import submission_path
+    from .submission_file import load_submission
+
+    sub = load_submission(submission_path(cfg)) if submission_path(cfg).exists() else {}
+    done = hand_verdicts(ds.root / "labels.jsonl")
+    return pd.DataFrame([{"question": t, "answer": (sub.get(t) or {}).get("value"), "gold": m["gold_as_written"],
+                          "verdict": done.get(t, "")} for t, m in meta.items() if m["form"] == "text"])
+
+
+class JudgeVerdict(BaseModel):
+    reason: str
+    verdict: Literal["correct", "incorrect", "refusal"]
+
+
+def llm_judge(llm: Any, question: str, gold: str, answer: Any, prompt_path: Path | None = None) -> tuple[str, str]:
+    """(verdict, reason) from a model judging ``answer`` against the gold (FinanceBench's labels)."""
+    from ..core.config import PROJECT_ROOT
+
+    template = (prompt_path or PROJECT_ROOT / "prompts" / "judge" / "financebench.txt").read_text(encoding="utf-8")
+    user = template.format(question=question, gold=gold, answer=answer)
+    res = llm.complete([{"role": "user", "content": user}], schema=JudgeVerdict)
+    return res.value.verdict, res.value.reason
+
+
+# ---- the run ------------------------------------------------------------------------------------
+def _evidence_hits(ranked: Mapping[str, list[int]], pools, ks=EVIDENCE_KS) -> dict[str, float | None]:
+    if not pools:
+        return {f"evidence_hit@{k}": None for k in ks}
+    ranks = [ranked.get(p.sha1, []).index(p.page) + 1 for pool in pools for p in pool
+             if p.page in ranked.get(p.sha1, [])]
+    best = min(ranks, default=None)
+    return {f"evidence_hit@{k}": float(best is not None and best <= k) for k in ks}
+
+
+def score_run(ds: Dataset, submission: Mapping[str, Mapping[str, Any]], records: Mapping[str, Any],
+              verdicts: Mapping[str, str] | None = None,
+              answer_seconds: Mapping[str, float] | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Per-question FinanceBench rows and the summary (module contract). ``submission`` as
+    rag.evaluate.load_submission returns it; ``records`` {qid: RetrievalRecord} (may be empty)."""
+    from .retrieval_metrics import rank_lists
+
+    meta = load_meta(ds)
+    sha1_of_doc = {r.pdf.stem: r.sha1 for r in ds.reports}
+    verdicts = verdicts or {}
+    rows = []
+    for q in ds.questions:
+        m = meta.get(q.text)
+        gold = ds.gold.get(q.text)
+        if m is None or gold is None:
+            continue
+        sub = submission.get(q.text) or {}
+        rec = records.get(q.qid)
+        routed = rec.routed_sha1s if rec is not None else []
+        row = {"qid": q.qid, "financebench_id": m.get("financebench_id"), "type": m.get("question_type"),
+               "form": m.get("form"), "doc_name": m.get("doc_name"),
+               "verdict": verdict(sub.get("value"), m, gold.answers[0] if gold.answers else "", verdicts.get(q.text)),
+               "value": sub.get("value"), "gold": m.get("gold_as_written"),
+               "right_filing": (bool(routed) and routed[0] == sha1_of_doc.get(m.get("doc_name"))) if rec else None,
+               "routed": " ".join(ds.report(s).filing for s in routed) if rec else "",
+               "why": "; ".join(r.why for r in rec.routed if r.why) if rec else "",
+               "seconds": (rec.seconds or 0.0) + (answer_seconds or {}).get(q.qid, 0.0) if rec else None}
+        row.update(_evidence_hits(rank_lists(rec), gold.pools) if rec else {f"evidence_hit@{k}": None for k in EVIDENCE_KS})
+        rows.append(row)
+    per_q = pd.DataFrame(rows)
+    return per_q, {"totals": _group_row(per_q), "by_type": _table(per_q, "type"), "by_form": _table(per_q, "form")}
+
+
+def _group_row(g: pd.DataFrame) -> dict[str, Any]:
+    if g.empty:
+        return {"questions": 0}
+    judged = g[g["verdict"] != "unjudged"]
+    out = {"questions": len(g), "judged": len(judged),
+           "correct": int((g["verdict"] == "correct").sum()),
+           "accuracy_judged": round(float((judged["verdict"] == "correct").mean()), 3) if len(judged) else None,
+           "accuracy_all": round(float((g["verdict"] == "correct").mean()), 3),
+           "refusals": int((g["verdict"] == "refusal").sum()),
+           "unjudged": int((g["verdict"] == "unjudged").sum())}
+    rf = g["right_filing"].dropna()
+    out["right_filing"] = round(float(rf.astype(float).mean()), 3) if len(rf) else None
+    for k in EVIDENCE_KS:
+        col = g[f"evidence_hit@{k}"].dropna()
+        out[f"evidence_hit@{k}"] = round(float(col.mean()), 3) if len(col) else None
+    sec = g["seconds"].dropna()
+    out["seconds_per_question"] = round(float(sec.mean()), 1) if len(sec) else None
+    return out
+
+
+def _table(per_q: pd.DataFrame, by: str) -> list[dict[str, Any]]:
+    if per_q.empty:
+        return []
+    return [{by: key, **_group_row(g)} for key, g in per_q.groupby(by, sort=True)]
+
+
+def write_financebench(stage: Any, ds: Dataset, submission: Mapping, records: Mapping,
+                       verdicts: Mapping[str, str] | None = None, answer_seconds: Mapping[str, float] | None = None
+                       ) -> dict[str, Any] | None:
+    """07's hook: ``financebench.json`` (summary) and ``financebench_per_question.csv`` in the stage folder;
+    None (nothing written) for a dataset that is not FinanceBench's."""
+    if not load_meta(ds):
+        return None
+    verdicts = {**hand_verdicts(ds.root / "labels.jsonl"), **(verdicts or {})}
+    per_q, summary = score_run(ds, submission, records, verdicts, answer_seconds)
+    stage.write_json("financebench.json", summary)
+    stage.write_text("financebench_per_question.csv", per_q.to_csv(index=False))
+    return summary
+
+
+def routing_accuracy(ds: Dataset) -> dict[str, Any]:
+    """Right filing for each question from routing alone (no index, no model): the cheap check of 05's
+    first step. {"questions", "right", "misses": [(financebench_id, doc_name, routed, why)]}."""
+    from ..retrieve.route import route_filings
+
+    meta = load_meta(ds)
+    sha1_of_doc = {r.pdf.stem: r.sha1 for r in ds.reports}
+    misses, right = [], 0
+    for q in ds.questions:
+        m = meta.get(q.text)
+        if m is None:
+            continue
+        routed = route_filings(q.text, ds.reports)
+        if routed and routed[0].sha1 == sha1_of_doc.get(m["doc_name"]):
+            right += 1
+        else:
+            misses.append((m.get("financebench_id"), m["doc_name"], [ds.report(r.sha1).filing for r in routed],
+                           routed[0].why if routed else "no company named"))
+    return {"questions": right + len(misses), "right": right, "misses": misses}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m rag.evaluate.financebench --data D [--run R]``: routing accuracy (always) and, when the
+    run has 05/06 outputs, the FinanceBench scores; ``--judge PRESET`` judges text answers with that preset's LLM."""
+    import argparse
+
+    from ..core.config import load_config
+    from ..core.dataset import load_dataset
+
+    ap = argparse.ArgumentParser(prog="python -m rag.evaluate.financebench")
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--run", default=None)
+    ap.add_argument("--judge", default=None, help="preset whose LLM judges text answers (else hand verdicts)")
+    a = ap.parse_args(argv)
+    ds = load_dataset(a.data, check_hashes=False)
+    acc = routing_accuracy(ds)
+    print(f"right filing (routing only): {acc['right']}/{acc['questions']}")
+    for miss in acc["misses"]:
+        print("  miss:", *miss)
+    cfg = load_config("offline", data_dir=a.data, run=a.run or Path(a.data).name)
+    from ..answer import submission_path
+    from ..retrieve import load_records
+    from .submission_file import load_submission
+
+    records = load_records(cfg, ds) if (cfg.run_dir / "05_retrieve").exists() else {}
+    sub = load_submission(submission_path(cfg)) if submission_path(cfg).exists() else {}
+    verdicts = hand_verdicts(ds.root / "labels.jsonl")
+    if a.judge and sub:
+        from ..models import get_llm
+
+        llm = get_llm(load_config(a.judge, data_dir=a.data, run=cfg.run))
+        meta = load_meta(ds)
+        for text, m in meta.items():
+            if m["form"] == "text" and text in sub and not is_na(sub[text].get("value")) and text not in verdicts:
+                verdicts[text] = llm_judge(llm, text, m["gold_as_written"], sub[text].get("value"))[0]
+    per_q, summary = score_run(ds, sub, records, verdicts)
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

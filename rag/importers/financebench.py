@@ -1,0 +1,315 @@
+"""FinanceBench (Islam et al. 2023) -> a project dataset; the question mapping is reusable on its own.
+
+Source layout (the benchmark's repository, or ``../shared/financebench-dev``)::
+
+    SRC/data/financebench_open_source.jsonl          questions: question, answer, question_type, doc_name,
+                                                     evidence [{doc_name, evidence_page_num (0-based), ...}]
+    SRC/data/financebench_document_information.jsonl doc_name, company, doc_type (10k|10q|8k|Earnings),
+                                                     doc_period, gics_sector
+    SRC/pdfs/<doc_name>.pdf
+
+Contract:
+- ``read_benchmark(src) -> Benchmark`` reads both files (errors name file and line).
+- ``map_question(q, sha1_by_doc) -> MappedQuestion``: one benchmark question as a project question (text,
+  kind), its gold (answers in the unit the question asks, evidence pages as 0-based ``sha1:page_index``
+  pools, one pool per evidence entry) and its FinanceBench metadata (type, answer form, unit, decimals
+  shown). Pure: no file access. ``form`` is "number" (gold is one number: kind number), "yes/no" (gold starts
+  with yes/no: kind boolean, gold "True"/"False") or "text" (kind text, gold the free-text answer).
+- ``filing_of(doc) -> (period, doc_type)`` in subset.csv's terms ("2024Q2", "10-Q").
+- ``import_financebench(src, out, companies=None) -> ImportResult`` writes ``out`` (subset.csv with period,
+  doc_type and file columns, questions.json, answers.json, financebench.jsonl with the metadata,
+  pdf_dirs.txt pointing at SRC/pdfs: no PDF is copied). Filings: every document of the asked companies
+  whose PDF is present (a user's folder: several filings per company; routing must pick). Assembled
+  beside ``out`` and renamed into place; ``out`` must not exist (or be empty).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.dataset import DatasetError, normalize_doc_type, sha1_of
+
+QUESTIONS_FILE = "data/financebench_open_source.jsonl"
+DOCS_FILE = "data/financebench_document_information.jsonl"
+PDF_DIR = "pdfs"
+META_FILE = "financebench.jsonl"  # per imported question: id, type, form, unit, gold as written, doc_name
+FORMS = ("number", "yes/no", "text")
+_KIND_OF_FORM = {"number": "number", "yes/no": "boolean", "text": "text"}
+# One number, maybe signed, with $ and a trailing % ("$1577.00", "30.8%", "-3.7", "(0.5)").
+_NUMBER = re.compile(r"^\(?\s*(?P<sign>-)?\s*\$?\s*(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)\s*(?P<pct>%)?\s*\)?$")
+_YESNO = re.compile(r"^\s*(?P<w>yes|no)\b", re.I)
+# The unit a question asks for; first match wins (a question says it once).
+_UNITS = (("USD billions", re.compile(r"\b(?:USD|US\$|\$)\s*billions?\b|\bbillions?\s+of\s+(?:USD|dollars)", re.I)),
+          ("USD millions", re.compile(r"\b(?:USD|US\$|\$)\s*millions?\b|\bmillions?\s+of\s+(?:USD|dollars)", re.I)),
+          ("USD thousands", re.compile(r"\b(?:USD|US\$|\$)\s*thousands?\b", re.I)),
+          ("percent", re.compile(r"\bpercent(?:s|age)?\b|\bas\s+a\s+%|%\s*\)|in\s+%", re.I)))
+
+
+class FinanceBenchError(DatasetError):
+    """A FinanceBench folder that cannot be imported; one line per problem (file and line named)."""
+
+    def __init__(self, src: Path, problems: list[str]):
+        self.problems = problems
+        ValueError.__init__(self, f"FinanceBench folder {src}: " + "; ".join(problems))
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    src: Path
+    docs: dict[str, dict]  # doc_name -> document_information row
+    questions: list[dict]  # open_source rows, file order
+
+
+@dataclass(frozen=True)
+class MappedQuestion:
+    text: str
+    kind: str  # project kind: number | boolean | text
+    form: str  # FinanceBench answer form: number | yes/no | text
+    answers: tuple[str, ...]  # gold in the dataset's terms (number in the asked unit, "True"/"False", text)
+    pools: tuple[tuple[str, ...], ...]  # ("sha1:page_index" 0-based, ...) per evidence entry
+    doc_name: str
+    meta: dict = field(default_factory=dict)  # financebench_id, question_type, unit, decimals, gold as written...
+
+    def question_json(self) -> dict:
+        return {"text": self.text, "kind": self.kind, "financebench_id": self.meta.get("financebench_id", "")}
+
+    def gold_json(self) -> dict:
+        return {"kind": self.kind, "answers": list(self.answers), "reference_pools": [list(p) for p in self.pools]}
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    out: Path
+    questions: int
+    filings: int
+    companies: int
+    forms: dict[str, int]
+    warnings: tuple[str, ...]
+
+
+def _read_jsonl(path: Path, problems: list[str]) -> list[dict]:
+    if not path.exists():
+        problems.append(f"{path}: missing file")
+        return []
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            problems.append(f"{path}:{n}: not valid JSON ({e.msg})")
+            continue
+        if not isinstance(row, dict):
+            problems.append(f"{path}:{n}: expected an object")
+            continue
+        rows.append(row)
+    return rows
+
+
+def read_benchmark(src: Path | str) -> Benchmark:
+    """Both jsonl files of a FinanceBench folder; raises FinanceBenchError naming every bad file/line."""
+    src = Path(src)
+    problems: list[str] = []
+    docs_rows = _read_jsonl(src / DOCS_FILE, problems)
+    q_rows = _read_jsonl(src / QUESTIONS_FILE, problems)
+    docs = {}
+    for i, d in enumerate(docs_rows, 1):
+        if not d.get("doc_name") or not d.get("company"):
+            problems.append(f"{src / DOCS_FILE}: row {i}: doc_name and company are required")
+            continue
+        docs[d["doc_name"]] = d
+    for i, q in enumerate(q_rows, 1):
+        missing = [k for k in ("question", "answer", "doc_name") if not q.get(k)]
+        if missing:
+            problems.append(f"{src / QUESTIONS_FILE}: row {i}: missing {', '.join(missing)}")
+    if problems:
+        raise FinanceBenchError(src, problems)
+    return Benchmark(src=src, docs=docs, questions=q_rows)
+
+
+def filing_of(doc: dict) -> tuple[str, str]:
+    """(period, doc_type) of a document_information row, in subset.csv's terms.
+
+    The benchmark gives a year (``doc_period``); its file names carry the quarter ("BESTBUY_2024Q2_10Q") and
+    an 8-K's date ("PEPSICO_2023_8K_dated-2023-05-05"), which the period keeps.
+    """
+    name = str(doc.get("doc_name", ""))
+    doc_type = normalize_doc_type(str(doc.get("doc_type", ""))) or ""
+    if m := re.search(r"dated-(\d{4}-\d{2}-\d{2})", name):
+        return m.group(1), doc_type
+    if m := re.search(r"(?<!\d)(\d{4})Q([1-4])(?!\d)", name):
+        return f"{m.group(1)}Q{m.group(2)}", doc_type
+    period = str(doc.get("doc_period", "")).strip()
+    return (period if re.fullmatch(r"\d{4}", period) else ""), doc_type
+
+
+def answer_form(answer: str) -> str:
+    """"number" (one number, $ and % allowed), "yes/no" (starts with yes or no), else "text"."""
+    if _NUMBER.match(answer.strip()):
+        return "number"
+    if _YESNO.match(answer):
+        return "yes/no"
+    return "text"
+
+
+def asked_unit(question: str) -> str:
+    """The unit the question asks its number in: "USD millions", "USD billions", "percent" or ""."""
+    for unit, rx in _UNITS:
+        if rx.search(question):
+            return unit
+    return ""
+
+
+def gold_number(answer: str) -> tuple[float, int, bool]:
+    """(value, decimals shown, had %) of a number-form gold answer ("$1577.00" -> (1577.0, 2, False))."""
+    m = _NUMBER.match(answer.strip())
+    if not m:
+        raise ValueError(f"not a number answer: {answer!r}")
+    num = m.group("num").replace(",", "")
+    value = float(num) * (-1 if m.group("sign") or answer.strip().startswith("(") else 1)
+    decimals = len(num.split(".")[1]) if "." in num else 0
+    return value, decimals, bool(m.group("pct"))
+
+
+def map_question(q: dict, sha1_by_doc: dict[str, str]) -> MappedQuestion:
+    """One FinanceBench question -> project question + gold + metadata (see module contract).
+
+    Evidence pages stay 0-based (``sha1:page_index``, as answers.json stores them); evidence in a document
+    missing from ``sha1_by_doc`` is dropped (and counted in ``meta["evidence_dropped"]``).
+    """
+    answer = str(q["answer"]).strip()
+    form = answer_form(answer)
+    kind = _KIND_OF_FORM[form]
+    meta = {k: q.get(k) for k in ("financebench_id", "company", "question_type", "question_reasoning",
+                                  "justification")}
+    meta.update(form=form, gold_as_written=answer, doc_name=q["doc_name"])
+    if form == "number":
+        value, decimals, pct = gold_number(answer)
+        unit = asked_unit(q["question"]) or ("percent" if pct else "")
+        meta.update(unit=unit, decimals=decimals)
+        answers: tuple[str, ...] = (f"{value:.{decimals}f}",)
+    elif form == "yes/no":
+        answers = ("True" if _YESNO.match(answer).group("w").lower() == "yes" else "False",)
+    else:
+        answers = (answer,)
+    pools, dropped = [], 0
+    for ev in q.get("evidence") or []:
+        doc = ev.get("doc_name") or ev.get("evidence_doc_name") or q["doc_name"]
+        page = ev.get("evidence_page_num")
+        if doc not in sha1_by_doc or not isinstance(page, int):
+            dropped += 1
+            continue
+        ref = f"{sha1_by_doc[doc]}:{page}"
+        if (ref,) not in pools:
+            pools.append((ref,))
+    meta["evidence_dropped"] = dropped
+    return MappedQuestion(text=q["question"], kind=kind, form=form, answers=answers, pools=tuple(pools),
+                          doc_name=q["doc_name"], meta=meta)
+
+
+def _selected(bench: Benchmark, companies: set[str] | None) -> tuple[list[dict], list[str]]:
+    """Questions to import (company filter, duplicates of an earlier text dropped) and warnings."""
+    keep, seen, warnings = [], set(), []
+    for q in bench.questions:
+        company = q.get("company") or bench.docs.get(q["doc_name"], {}).get("company", "")
+        if companies is not None and company.casefold() not in companies:
+            continue
+        norm = " ".join(q["question"].split())
+        if norm in seen:
+            warnings.append(f"{q.get('financebench_id', '?')}: same text as an earlier question, skipped")
+            continue
+        seen.add(norm)
+        keep.append(q)
+    return keep, warnings
+
+
+def _subset_csv(rows: list[dict]) -> str:
+    buf = io.StringIO()
+    cols = ["sha1", "company_name", "cur", "major_industry", "period", "doc_type", "file"]
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def import_financebench(src: Path | str, out: Path | str, companies: list[str] | None = None) -> ImportResult:
+    """Write the dataset folder ``out`` from the FinanceBench folder ``src`` (module contract)."""
+    src, out = Path(src), Path(out)
+    bench = read_benchmark(src)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise FinanceBenchError(src, [f"{out} exists and is not an empty folder (choose another --out)"])
+    wanted = {c.casefold() for c in companies} if companies else None
+    questions, warnings = _selected(bench, wanted)
+    if not questions:
+        raise FinanceBenchError(src, ["no question selected" + (f" for companies {companies}" if companies else "")])
+    asked = {(q.get("company") or bench.docs.get(q["doc_name"], {}).get("company", "")).casefold() for q in questions}
+    pdf_dir = src / PDF_DIR
+    problems, rows, sha1_by_doc = [], [], {}
+    for name, doc in sorted(bench.docs.items()):
+        if doc["company"].casefold() not in asked:
+            continue
+        pdf = pdf_dir / f"{name}.pdf"
+        if not pdf.exists():
+            if any(q["doc_name"] == name for q in questions):
+                problems.append(f"{pdf}: missing (a question is asked about it)")
+            else:
+                warnings.append(f"{pdf}: missing, filing left out")
+            continue
+        sha1_by_doc[name] = sha1 = sha1_of(pdf)
+        period, doc_type = filing_of(doc)
+        rows.append({"sha1": sha1, "company_name": doc["company"], "cur": "USD",
+                     "major_industry": doc.get("gics_sector", "") or "", "period": period,
+                     "doc_type": doc_type, "file": pdf.name})
+    for q in questions:
+        if q["doc_name"] not in bench.docs:
+            problems.append(f"{src / QUESTIONS_FILE}: {q.get('financebench_id', '?')}: doc_name {q['doc_name']!r} "
+                            f"is not in {DOCS_FILE}")
+    if problems:
+        raise FinanceBenchError(src, problems)
+    mapped = [map_question(q, sha1_by_doc) for q in questions]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        (tmp / "subset.csv").write_text(_subset_csv(rows), encoding="utf-8")
+        (tmp / "questions.json").write_text(json.dumps([m.question_json() for m in mapped], indent=2) + "\n")
+        (tmp / "answers.json").write_text(json.dumps({m.text: m.gold_json() for m in mapped}, indent=2) + "\n")
+        (tmp / META_FILE).write_text("".join(json.dumps({"text": m.text, **m.meta}) + "\n" for m in mapped))
+        rel = os.path.relpath(pdf_dir.resolve(), out.resolve())
+        (tmp / "pdf_dirs.txt").write_text(f"# FinanceBench PDFs ({src}), not copied\n{rel}\n")
+        os.chmod(tmp, 0o755)
+        if out.exists():
+            out.rmdir()
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    forms = {f: sum(m.form == f for m in mapped) for f in FORMS}
+    return ImportResult(out=out, questions=len(mapped), filings=len(rows),
+                        companies=len({r["company_name"] for r in rows}), forms=forms, warnings=tuple(warnings))
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="rag import financebench",
+                                 description="A project dataset from a FinanceBench folder (the benchmark's layout).")
+    ap.add_argument("src", help="folder with data/financebench_open_source.jsonl, "
+                    "data/financebench_document_information.jsonl and pdfs/")
+    ap.add_argument("--out", required=True, help="new dataset folder, e.g. data/fb-dev")
+    ap.add_argument("--companies", default=None, help="comma-separated companies to keep (default: all)")
+    a = ap.parse_args(argv)
+    comps = [c.strip() for c in a.companies.split(",") if c.strip()] if a.companies else None
+    res = import_financebench(a.src, a.out, comps)
+    for w in res.warnings:
+        print(f"warning: {w}")
+    print(f"wrote {res.out}: {res.questions} questions ({', '.join(f'{k} {v}' for k, v in res.forms.items())}), "
+          f"{res.filings} filings of {res.companies} companies; PDFs stay in {Path(a.src) / PDF_DIR} (pdf_dirs.txt)")
+    return 0
