@@ -25,7 +25,7 @@ VALUE_KINDS = ("number", "name", "names", "comparative")
 COLUMNS = ["group", "n", "right", "pct", "score", "as_na", "wrong"]
 
 
-def _gold_list(g: Any) -> list[str]:
+def gold_list(g: Any) -> list[str]:
     """Gold answers as a list: the per-question table holds a list, its CSV the list's repr."""
     if isinstance(g, str):
         try:
@@ -36,7 +36,7 @@ def _gold_list(g: Any) -> list[str]:
 
 
 def _bool_gold(g: Any) -> str | None:
-    vals = {x.strip().lower() for x in _gold_list(g)}
+    vals = {x.strip().lower() for x in gold_list(g)}
     return "True" if vals == {"true"} else "False" if vals == {"false"} else None
 
 

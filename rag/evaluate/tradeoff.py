@@ -16,22 +16,14 @@ Contracts:
 from __future__ import annotations
 
 import argparse
-import ast
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
+from .groups import gold_list
+
 THRESHOLDS = (None, 0.0, 0.3, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0)  # None: no threshold
-
-
-def _gold(g: Any) -> list[str]:
-    if isinstance(g, str):
-        try:
-            g = ast.literal_eval(g)
-        except (ValueError, SyntaxError):
-            g = [g]
-    return [str(x) for x in (g if isinstance(g, (list, tuple)) else [g])]
 
 
 def _questions(run: Path) -> list[tuple[list[str], list[tuple[float, Any]]]]:
@@ -42,7 +34,7 @@ def _questions(run: Path) -> list[tuple[list[str], list[tuple[float, Any]]]]:
     EVAL = next(s.name for s in STAGES.values() if s.package == "evaluate")  # 07's folder (the registry's)
 
     per_q = pd.read_csv(run / EVAL / "per_question.csv")
-    gold = {r.qid: _gold(r.gold) for r in per_q.itertuples() if r.kind == "number"}
+    gold = {r.qid: gold_list(r.gold) for r in per_q.itertuples() if r.kind == "number"}
     out = []
     for qid, rec in load_answers(run).items():
         if qid not in gold:
