@@ -92,7 +92,8 @@ def test_dataset_validates_with_every_kind_and_gold(corpus):
     ds = load_dataset(corpus)
     assert {r.currency for r in ds.reports} >= {"USD", "EUR", "GBP", "JPY"}
     assert any(r.company.startswith("The ") for r in ds.reports)
-    assert {q.kind for q in ds.questions} == set(KINDS)
+    # every ERC kind; "text" (issue 31's open questions, FinanceBench's kind) has no ERC template
+    assert {q.kind for q in ds.questions} == set(KINDS) - {"text"}
     assert 8 <= len(ds.questions) <= 12  # the answering stage is slow on CPU: keep the set small
     n_pages = {r.sha1: len(pdfium.PdfDocument(r.pdf)) for r in ds.reports}
     for q in ds.questions:
