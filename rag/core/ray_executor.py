@@ -35,6 +35,10 @@ from .artifacts import file_sha256, write_bytes_atomic
 from .items import Item, ItemError, Result, _call
 
 NAMESPACE = "enterprise-rag"  # where the named budget actors live
+# Run by the driver, with the run's config, before a stage's tasks start. The model layer registers the
+# cluster-wide LLM budget here (rag.models.ray_budget.start_budget: the actor lives as long as the run), so
+# core never imports models (tests/test_layers.py).
+DRIVER_START: list[Callable[[Any], None]] = []
 # Ray errors that mean the worker (or its node) went away, not that the item's work failed.
 _DIED = ("WorkerCrashedError", "NodeDiedError", "OutOfMemoryError", "LocalRayletDiedError", "ObjectLostError",
          "OwnerDiedError", "TaskCancelledError")
@@ -191,8 +195,8 @@ class RayExecutor:
         import ray
 
         connect(self.ex)
-        if self.cfg.llm.requests_per_minute or self.cfg.llm.tokens_per_minute:
-            budget_actor(self.cfg.llm)  # the driver owns the shared budget: it lives as long as the run
+        for hook in DRIVER_START:
+            hook(self.cfg)
         ex = self.ex
         task = _task().options(num_cpus=ex.num_cpus, num_gpus=ex.num_gpus, memory=ex.memory or None,
                                max_retries=ex.max_retries, retry_exceptions=False)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from .base import (LLM, CrossEncoder, Embedder, FakeLLM, HashEmbedder, LLMResult, ModelError, ModelUnavailable,
                    StructuredOutputError, Usage, UsageMeter)
 from .tokens import count_tokens, get_encoding
+from . import ray_budget as _ray_budget  # noqa: F401,E402 - registers the Ray driver's LLM budget hook
 
 
 def get_embedder(cfg) -> Embedder:

@@ -9,7 +9,7 @@ import hashlib
 import time
 from typing import Any
 
-from ..core.ray_executor import NAMESPACE
+from ..core.ray_executor import DRIVER_START, NAMESPACE
 from .ratelimit import RateLimiter
 
 
@@ -48,6 +48,17 @@ def budget_actor(llm):
         _BUDGETS[key] = cls.options(name=name, namespace=NAMESPACE, get_if_exists=True).remote(
             llm.requests_per_minute, llm.tokens_per_minute)
     return _BUDGETS[key]
+
+
+def start_budget(cfg) -> None:
+    """Driver hook (``rag.core.ray_executor.DRIVER_START``): with a rate limit set, the driver creates the
+    shared budget actor, so it lives as long as the run."""
+    if cfg.llm.requests_per_minute or cfg.llm.tokens_per_minute:
+        budget_actor(cfg.llm)
+
+
+if start_budget not in DRIVER_START:
+    DRIVER_START.append(start_budget)
 
 
 class SharedRateLimiter:
