@@ -76,7 +76,8 @@ def fingerprint(run_dir: Path) -> dict[str, str]:
     out = {}
     for p in sorted(run_dir.rglob("*")):
         rel = str(p.relative_to(run_dir))
-        if not p.is_file() or rel.startswith("notebooks"):
+        # .progress.json: the run's interrupt note (issue 33), run metadata like run.lock, not an artifact
+        if not p.is_file() or rel.startswith("notebooks") or p.name == ".progress.json":
             continue
         if p.name == "manifest.json":
             m = json.loads(p.read_text())

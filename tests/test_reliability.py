@@ -561,7 +561,9 @@ def test_kill_9_during_06_then_the_same_command_gives_the_uninterrupted_submissi
     for run in ("k06", "straight06"):
         runs[run] = seeded(indexed, run)
         link_stage(base, runs[run], "04_index")
-    args = pipeline_args(data, out, "k06", "--stages", "05_retrieve,06_answer")
+    # 05 without the LLM reranker (the probe is about 06; the test preset's 0.5B rerank costs minutes a run)
+    fast05 = ("--set", "rerank.mode=none")
+    args = pipeline_args(data, out, "k06", "--stages", "05_retrieve,06_answer", *fast05)
     p = Proc(args)
     p.wait_for(r"\[06_answer\] [1-9]/\d+ ")
     p.kill()
@@ -570,7 +572,8 @@ def test_kill_9_during_06_then_the_same_command_gives_the_uninterrupted_submissi
     again = Proc(args)
     assert again.finish() == 0, again.text()
     assert re.search(rf"\[06_answer\] \d+ items \(question\): \d+ to run, {done} current", "".join(again.out)), again.text()
-    straight = Proc(pipeline_args(data, out, "straight06", "--stages", "05_retrieve,06_answer", cache="cache-straight"))
+    straight = Proc(pipeline_args(data, out, "straight06", "--stages", "05_retrieve,06_answer", *fast05,
+                                  cache="cache-straight"))
     assert straight.finish() == 0, straight.text()
     sub = "06_answer/submission.json"
     assert (runs["k06"] / sub).read_bytes() == (runs["straight06"] / sub).read_bytes()
