@@ -29,6 +29,18 @@ class RunKernelManager(AsyncKernelManager):
 
     def __init__(self, **kwargs):
         kwargs.setdefault("transport", "ipc")
+        if kwargs["transport"] == "ipc" and "ip" not in kwargs:
+            # jupyter_client's default IPC path is "kernel-ipc" relative to the working directory when no
+            # connection file is known yet (papermill's case): sockets kernel-ipc-1..5 landed in the
+            # repository root and stayed there after a kill. The runtime folder is where connection
+            # files live; one name per kernel, so parallel runs never share a socket.
+            import uuid
+
+            from jupyter_core.paths import jupyter_runtime_dir
+
+            runtime = jupyter_runtime_dir()
+            os.makedirs(runtime, exist_ok=True)
+            kwargs["ip"] = os.path.join(runtime, f"rag-kernel-{uuid.uuid4().hex[:12]}-ipc")
         super().__init__(**kwargs)
 
     async def start_kernel(self, **kwargs) -> None:  # type: ignore[override]

@@ -320,6 +320,63 @@ def test_process_workers_exit_when_the_pipeline_is_killed(tmp_path):
     assert not any(alive(p) for p in pids), "spawned workers outlived the killed pipeline"
 
 
+_CTRL_C_SCRIPT = textwrap.dedent("""
+    import os, signal, sys, time
+    sys.path.insert(0, {root!r})
+    from rag.core.loop import Item, LocalExecutor
+
+    if __name__ == "__mp_main__":  # a spawned worker importing this module: slow, like rag's imports
+        with open(os.path.join({tmp!r}, f"importing-{{os.getpid()}}"), "w") as f:
+            f.write("ignored" if signal.getsignal(signal.SIGINT) == signal.SIG_IGN else "raises")  # what a Ctrl-C now would do to this worker
+        time.sleep(30)
+
+    def work(item):
+        return item.id
+
+    if __name__ == "__main__":
+        items = [Item(f"i{{n}}", "k", (), n) for n in range(4)]
+        try:
+            for _ in LocalExecutor("processes", 2).map(work, items):
+                pass
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            sys.exit(130)
+""")
+
+
+@pytest.mark.reliability
+def test_ctrl_c_while_process_workers_still_import_prints_no_worker_traceback(tmp_path):
+    """CI caught it once: SIGINT to the process group while a spawned worker still imported its modules
+    (before its initializer ran) printed that worker's KeyboardInterrupt traceback. Here the workers' import
+    takes 30 s, so the Ctrl-C lands in it every time: one line from the parent, exit 130, no worker left.
+    Whether the parent's terminate() beat the worker's traceback was a race, so the test also reads how
+    each worker would have handled SIGINT during its import: ignored."""
+    import signal
+    import time
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = tmp_path / "ctrlc.py"
+    script.write_text(_CTRL_C_SCRIPT.format(root=root, tmp=str(tmp_path)))
+    parent = subprocess.Popen([sys.executable, str(script)], stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    deadline = time.time() + 120
+    while len(list(tmp_path.glob("importing-*"))) < 2 and time.time() < deadline:
+        time.sleep(0.2)
+    pids = [int(p.name[10:]) for p in tmp_path.glob("importing-*")]
+    assert len(pids) == 2, "the workers did not start"
+    time.sleep(0.2)  # the markers' contents written
+    assert {p.read_text() for p in tmp_path.glob("importing-*")} == {"ignored"}
+    os.killpg(parent.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    _, err = parent.communicate(timeout=60)
+    assert parent.returncode == 130 and err.strip() == "interrupted", err
+    deadline = time.time() + 15
+    while any(os.path.exists(f"/proc/{p}") and open(f"/proc/{p}/stat").read().split(")")[-1].split()[0] != "Z"
+              for p in pids) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not [p for p in pids if os.path.exists(f"/proc/{p}")
+                and open(f"/proc/{p}/stat").read().split(")")[-1].split()[0] != "Z"], "workers left running"
+
+
 _REPRO_SCRIPT = textwrap.dedent("""
     import sys
     sys.path.insert(0, {root!r})

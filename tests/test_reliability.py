@@ -547,6 +547,15 @@ def test_notebook_kernels_print_no_tcp_warning_and_real_warnings_stay(tmp_path):
     assert "Kernel is running over TCP without encryption" in res["tcp"].stderr  # what every stage printed
     assert "Kernel is running over TCP" not in res["ipc"].stderr + res["ipc"].stdout
     assert "WARNING: a real kernel warning" in res["ipc"].stderr
+    # jupyter_client's default IPC path is relative ("kernel-ipc-N" in the working directory: sockets were
+    # left in the repository root); they belong in the runtime folder
+    assert not list(tmp_path.glob("kernel-ipc*")), sorted(p.name for p in tmp_path.iterdir())
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    from rag.kernels import RunKernelManager
+
+    a, b = RunKernelManager().ip, RunKernelManager().ip
+    assert os.path.dirname(a) == jupyter_runtime_dir() and a != b
 
 
 # ---- kill -9 during 06, resume: the same submission --------------------------------------------------

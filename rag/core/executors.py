@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager, nullcontext
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from typing import Any, Callable, Iterator, Literal, Sequence
 
@@ -18,12 +19,14 @@ PARENT_POLL_S = 1.0
 
 def watch_parent(parent_pid: int, poll_s: float) -> None:
     """Worker initializer: a daemon thread exits this process (``os._exit``, no cleanup that could block)
-    as soon as its parent is gone (re-parented: ``getppid()`` no longer ``parent_pid``). Ctrl-C (SIGINT to
-    the terminal's process group) ends a worker at once and quietly: the parent reports the interrupt."""
+    as soon as its parent is gone (re-parented: ``getppid()`` no longer ``parent_pid``). Workers ignore
+    Ctrl-C (SIGINT to the terminal's process group): the parent catches it, terminates them and reports
+    the interrupt. They were started with SIGINT already ignored (:func:`_sigint_ignored`); this keeps it so
+    under any start method."""
     import signal
     import threading
 
-    signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch() -> None:
         while os.getppid() == parent_pid:
@@ -31,6 +34,25 @@ def watch_parent(parent_pid: int, poll_s: float) -> None:
         os._exit(3)
 
     threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+
+
+@contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored in this process while worker processes are started, so they start with it ignored
+    (an ignored signal survives exec, and Python then installs no KeyboardInterrupt handler). Without it a
+    Ctrl-C landing while a spawned worker still imported its modules printed that worker's traceback. A
+    Ctrl-C in this window (the few milliseconds of the spawns) is lost; only the main thread may do this."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 class LocalExecutor:
@@ -60,7 +82,8 @@ class LocalExecutor:
             pool = ProcessPoolExecutor(max_workers=min(self.workers, len(items)), mp_context=mp.get_context("spawn"),
                                        initializer=watch_parent, initargs=(os.getpid(), PARENT_POLL_S))
         with pool:
-            futs: dict[Future, Item] = {pool.submit(_call, fn, it): it for it in items}
+            with _sigint_ignored() if self.mode == "processes" else nullcontext():  # submit starts the workers
+                futs: dict[Future, Item] = {pool.submit(_call, fn, it): it for it in items}
             try:
                 for f in as_completed(futs):
                     try:
