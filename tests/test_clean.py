@@ -413,6 +413,15 @@ def test_run_clean_on_parsed_demo_corpus(demo_dir, make_cfg):
                 assert (t.scale, t.currency) == scale_cur, (r.company, t.table_id, t.markdown[:200])
                 assert t.markdown in p.markdown and t.markdown.startswith("Table: ")
     assert clean.run_clean(cfg, ds, progress=False).skipped.all()
+    # two worker processes (the offline default; the test preset cleans in turn): the same files
+    import shutil
+
+    par = make_cfg(demo_dir, run="par", overrides={"clean.workers": 2})
+    shutil.copytree(cfg.run_dir / "01_parse", par.run_dir / "01_parse")
+    assert (clean.run_clean(par, ds, progress=False).error == "").all()
+    for r in ds.reports:
+        assert (par.run_dir / "02_clean" / f"{r.sha1}.json").read_bytes() == \
+            (cfg.run_dir / "02_clean" / f"{r.sha1}.json").read_bytes()
 
 
 def test_running_head_found_by_position_even_out_of_reading_order(make_cfg):

@@ -48,6 +48,7 @@ from .shifted import letter_similarity, unshift_pages
 from ..core.config import RunConfig
 from ..core import deps
 from ..core.loop import Item, Json, Result, failures, run_items, upstream_block
+from ..core.loop import executor as make_executor
 from ..core.usage import ItemUsage
 from ..parse import load_parsed  # noqa: F401 - also re-exported for benchmarks
 from ..core.records import CleanPage, CleanReport, CleanTable, ParsedPage, ParsedReport, ParsedTable
@@ -215,8 +216,10 @@ def clean_key(cfg: RunConfig, parse_key: str, company: str, currency: str) -> st
 
 
 # ---- stage entry point -----------------------------------------------------------------------------------------
-def _clean_item(cfg: RunConfig, item: Item) -> Result:
-    r = item.payload
+def _clean_item(item: Item) -> Result:
+    """Loop work (may run in a spawned worker process: module-level, its config in the payload): clean one
+    report; the driver writes the JSON."""
+    cfg, r = item.payload
     parsed = load_parsed(cfg, r.sha1)
     report, info = clean_report(parsed, r.company, cfg, pdf=str(r.pdf), report_currency=r.currency)
     usage = ItemUsage()
@@ -286,10 +289,14 @@ def run_clean(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
     items = []
     for r in ds.reports:
         up = parse.item_state(cfg, r.sha1)
-        items.append(Item(r.sha1, clean_key(cfg, up.key, r.company, r.currency), (report_file(r.sha1),), r,
+        items.append(Item(r.sha1, clean_key(cfg, up.key, r.company, r.currency), (report_file(r.sha1),), (cfg, r),
                           blocked=upstream_block(parse.STAGE, up), label=r.company,
                           inputs=(str(stage_dir(cfg, parse.STAGE) / parse.report_file(r.sha1)), str(r.pdf))))
-    outcomes = run_items(stage, items, lambda it: _clean_item(cfg, it), progress=progress, unit="report")
+    # Reports in worker processes (OCR and the page passes are CPU-bound); serial when tables are serialized
+    # by the LLM (one client, one rate limit, a managed server in this process).
+    parallel = cfg.clean.workers > 1 and not cfg.clean.serialize_tables
+    executor = make_executor("processes" if parallel else "serial", cfg.clean.workers if parallel else 1, cfg)
+    outcomes = run_items(stage, items, _clean_item, executor=executor, progress=progress, unit="report")
     rows = []
     for r in ds.reports:
         o = outcomes[r.sha1]

@@ -82,6 +82,9 @@ class CleanConfig(_Frozen):
     ocr_scale: float = Field(2.0, gt=0)
     # onnxruntime threads of the OCR engine (speed only, not part of the currency key).
     ocr_threads: int = Field(2, ge=1)
+    # Parallel worker processes (one report each; speed only). 1: reports in turn, in the run's process.
+    # With tables serialized by the LLM the stage runs serially whatever this says.
+    workers: int = Field(2, ge=1)
     # OCR text boxes below this recognizer confidence (0..1) are dropped.
     ocr_min_score: float = Field(0.5, ge=0, le=1)
     # OCR boxes whose vertical centres differ by at most this multiple of the box height share a line.

@@ -44,7 +44,7 @@ RUN_INPUTS = ("data_dir", "seed", "models_dir")
 SPEED, AXIS, ADDED = "speed", "axis", "added"
 KEY_RULES: dict[str, dict[str, Any]] = {
     "parse": dict.fromkeys(("workers", "parser_threads", "timeout_s", "page_batch", "device"), SPEED),
-    "clean": {"ocr_threads": SPEED},
+    "clean": {"ocr_threads": SPEED, "workers": SPEED},
     "chunk": {"sizes": AXIS},
     # How the local model server runs (threads for prompts, OpenMP waiting, restarts), not what it answers.
     # Where it runs (GPU layers, the vLLM server's memory share and parallelism) does not change the model.
