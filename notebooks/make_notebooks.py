@@ -54,7 +54,8 @@ NBS = {
  "08_label": ("# 08 · Hand-label answers\nHeadless runs only report label counts; with `interactive=True` the labelling widget opens where you stopped. Labels: `data/<name>/labels.jsonl` (append-only).",
    ["from rag.label import label_counts\nlabel_counts(ds)",
     "if interactive:\n    from rag.widgets.label_widget import label_widget\n    display(label_widget(cfg, ds))",
-    "from rag.evaluate.financebench import text_verdicts_table\n# FinanceBench text answers to judge by hand (correct / incorrect / refusal): append_verdict(labels path, question, answer, verdict)\ntext_verdicts_table(cfg, ds)"]),
+    "from rag.evaluate.financebench import text_verdicts_table\n# FinanceBench text answers judged by hand (correct / incorrect / refusal; 07 scores text answers with them)\ntext_verdicts_table(cfg, ds)",
+    "if interactive:  # buttons Correct / Incorrect / Refusal over the text answers (None: not a FinanceBench dataset)\n    from rag.widgets.verdict_widget import verdict_widget\n    w = verdict_widget(cfg, ds)\n    if w is not None:\n        display(w)"]),
 }
 
 assert set(NBS) == set(NOTEBOOKS), f"notebooks without cells or not in rag.core.stages: {set(NBS) ^ set(NOTEBOOKS)}"

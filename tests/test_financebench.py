@@ -121,3 +121,40 @@ def test_score_run_filing_and_evidence(tmp_path):
     assert row["verdict"] == "correct" and row["right_filing"] and row["evidence_hit@5"] == 1.0 and row["evidence_hit@1"] == 0.0
     assert per_q.set_index("financebench_id").loc["id2", "verdict"] == "incorrect"
     assert summary["totals"]["correct"] == 1 and {r["form"] for r in summary["by_form"]} == {"number", "yes/no", "text"}
+
+
+def test_verdict_widget_records_hand_verdicts_and_reopens_where_it_stopped(tmp_path, make_cfg, demo_dir):
+    """08_label's buttons on the text answers: a click appends a verdict line (the last one counts) and moves
+    on; a new widget opens at the first question without one; 07's verdict() reads them."""
+    from rag.answer import submission_path
+    from rag.evaluate.financebench import load_meta, text_verdicts_table
+    from rag.widgets.verdict_widget import verdict_widget
+
+    out = tmp_path / "ds"
+    import_financebench(_bench(tmp_path, qs=QS + [{**QS[2], "financebench_id": "id5", "question": "As of Q2'2023, why did Acme's costs rise?", "answer": "Freight."}]), out)
+    ds = load_dataset(out, check_hashes=False)
+    cfg = make_cfg(out, run="fbw")
+    texts = [q.text for q in ds.questions if q.kind == "text"]
+    assert len(texts) == 2
+    sub = submission_path(cfg)
+    sub.parent.mkdir(parents=True)
+    sub.write_text(json.dumps({"answers": [{"question_text": t, "kind": "text", "value": f"answer {i}",
+                                            "references": []} for i, t in enumerate(texts)]}))
+    labels = out / "labels.jsonl"
+    w = verdict_widget(cfg, ds, labeller="ann")
+    assert w._state["i"] == 0
+    w._buttons["Incorrect"].click()
+    w._buttons["Back"].click()
+    w._buttons["Correct"].click()  # changed mind: the last line counts
+    assert w._state["i"] == 1 and hand_verdicts(labels) == {texts[0]: "correct"}
+    assert len(labels.read_text().splitlines()) == 2
+    again = verdict_widget(cfg, ds)
+    assert again._state["i"] == 1  # the first unjudged
+    again._buttons["Refusal"].click()
+    assert hand_verdicts(labels) == {texts[0]: "correct", texts[1]: "refusal"}
+    table = text_verdicts_table(cfg, ds).set_index("question")
+    assert table.loc[texts[1], "verdict"] == "refusal" and table.loc[texts[0], "answer"] == "answer 0"
+    meta = load_meta(ds)
+    assert verdict("answer 0", meta[texts[0]], "Pricing.", hand_verdicts(labels)[texts[0]]) == "correct"
+    # an ERC dataset has no text verdicts to give
+    assert verdict_widget(make_cfg(demo_dir, run="erc"), load_dataset(demo_dir)) is None
