@@ -40,7 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from ..core.config import RunConfig
+from ..core.config import RunConfig, project_path
 from .context import CtxPage
 from .figures import NA, Candidate, _norm_label, aliases_for, build_candidates, dedupe, parse_tables, report_year
 
@@ -48,6 +48,7 @@ UNITS = ("share", "ratio", "times", "days", "money")
 FUNCTIONS = ("prev", "avg", "start")
 METRIC = "metric"  # the expression's name for the operand the question names (growth, CAGR)
 SPAN = "years"  # the expression's name for the span's length in years
+FLOAT_DIGITS = 6  # 3.2 * 1e9 is 3200000000.0000005 in floats: money rounded at a scale is cut back to this
 PREFER_BONUS = 0.05  # a row label of the line asked among several that fit (as figures.TOTAL_BONUS)
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
                  "nine": 9, "ten": 10}
@@ -155,7 +156,7 @@ def load_lexicon(path: Path | str) -> Lexicon:
 
 
 def lexicon_path(cfg: RunConfig) -> Path:
-    return Path(cfg.answer.formulas_file)
+    return project_path(cfg.answer.formulas_file)
 
 
 def lexicon_version(cfg: RunConfig) -> str:
@@ -333,7 +334,7 @@ def present(ask: Ask, x: float, default_decimals: int) -> tuple[float, str]:
     d = ask.decimals if ask.decimals is not None else default_decimals
     if unit == "money":
         if ask.scale and ask.decimals is not None:
-            x = round(x / ask.scale, d) * ask.scale
+            x = round(round(x / ask.scale, d) * ask.scale, FLOAT_DIGITS)
         return (int(x) if float(x).is_integer() else x), unit
     return round(x, d), unit
 
