@@ -35,10 +35,12 @@ from rag.evaluate.financebench import judge_number, load_meta  # noqa: E402
 COMPUTED_GOLD = re.compile(r"calculated using other simpler metrics|execute the desired .{0,30}calculation", re.I)
 
 
-def oracle_pages(ds, answers: dict, cache: Path, cfg) -> dict[str, str]:
-    """``{"sha1:page" (1-based): clean Markdown}`` of every gold evidence page, parsed once and cached."""
+def oracle_pages(ds, answers: dict, cache: Path, cfg, neighbours: int = 0) -> dict[str, str]:
+    """``{"sha1:page" (1-based): clean Markdown}`` of every gold evidence page (and its ``neighbours`` pages on
+    each side), parsed once and cached."""
     from rag.clean import clean_report
     from rag.core.records import ParsedReport
+    from rag.parse import count_pages
     from rag.parse.docling_pages import _native_window
 
     have = json.loads(cache.read_text()) if cache.exists() else {}
@@ -47,10 +49,12 @@ def oracle_pages(ds, answers: dict, cache: Path, cfg) -> dict[str, str]:
         for pool in a.get("reference_pools", []):
             for ref in pool:
                 sha1, idx = ref.split(":")
-                want.setdefault(sha1, set()).add(int(idx) + 1)  # gold is 0-based; pages in rag are 1-based
+                p = int(idx) + 1  # gold is 0-based; pages in rag are 1-based
+                want.setdefault(sha1, set()).update(range(max(1, p - neighbours), p + neighbours + 1))
     by_sha = {r.sha1: r for r in ds.reports}
     for sha1, pages in want.items():
-        todo = sorted(p for p in pages if f"{sha1}:{p}" not in have)
+        n = count_pages(by_sha[sha1].pdf)
+        todo = sorted(p for p in pages if f"{sha1}:{p}" not in have and p <= n)
         if not todo:
             continue
         pdf = by_sha[sha1].pdf
@@ -72,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--preset", default="offline")
     ap.add_argument("--set", action="append", default=[], help="config override K=V")
     ap.add_argument("--show", action="store_true", help="one line per question")
+    ap.add_argument("--neighbours", type=int, default=0,
+                    help="also the N pages before and after each gold page, ranked after the gold pages (distractors)")
+    ap.add_argument("--gold-last", action="store_true", help="rank the neighbour pages above the gold pages")
     a = ap.parse_args(argv)
     sets = {k: json.loads(v) if v[:1] in "[{0123456789-tf" else v for k, v in (s.split("=", 1) for s in a.set)}
     base = {"answer.figure_pick": "code", "answer.figure_fallback": "na", **sets}
@@ -82,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     answers = json.loads((Path(a.data) / "answers.json").read_text())
     lex = load_lexicon(lexicon_path(cfg_on))
     t0 = time.perf_counter()
-    texts = oracle_pages(ds, answers, Path(a.cache), cfg_on)
+    texts = oracle_pages(ds, answers, Path(a.cache), cfg_on, a.neighbours)
     t_pages = time.perf_counter() - t0
     counter = len  # token counts only go into the debug record
     groups: dict[str, dict[str, int]] = {}
@@ -98,11 +105,11 @@ def main(argv: list[str] | None = None) -> int:
         g["questions"] += 1
         ask = recognise(q.text, lex)
         g["recognised"] += ask is not None
-        refs = [r for pool in gold.get("reference_pools", []) for r in pool]
-        pages = []
-        for rank, ref in enumerate(dict.fromkeys(refs)):
-            sha1, idx = ref.split(":")
-            pages.append(CtxPage(sha1, int(idx) + 1, texts.get(f"{sha1}:{int(idx) + 1}", ""), rank))
+        refs = [(r.split(":")[0], int(r.split(":")[1]) + 1) for pool in gold.get("reference_pools", []) for r in pool]
+        extra = [(s, p + d) for s, p in refs for d in range(-a.neighbours, a.neighbours + 1) if d]
+        pages = [CtxPage(s, p, texts[f"{s}:{p}"], rank) for rank, (s, p) in
+                 enumerate(k for k in dict.fromkeys(extra + refs if a.gold_last else refs + extra)
+                           if f"{k[0]}:{k[1]}" in texts)]
         rep = next((r for r in ds.reports if pages and r.sha1 == pages[0].sha1), None)
         cur, company = (rep.currency if rep else None), (rep.company if rep else "")
         before = answer_pages(None, cfg_off, "number", q.text, pages, cur, counter, company)
@@ -126,8 +133,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"before={before['value']} ({'ok' if ok_b else 'x'}) after={after['value']} "
                   f"({'ok' if ok_a else 'x'}) {why} | {ops}")
     secs = time.perf_counter() - t1
-    print(f"ORACLE pages (gold evidence pages, parsed+cleaned: {len(texts)} pages, {t_pages:.1f}s incl. cache); "
-          f"no retrieval, no model")
+    print(f"ORACLE pages (gold evidence pages{f' + {a.neighbours} neighbour page(s) each side, ranked ' + ('above' if a.gold_last else 'after') + ' them' if a.neighbours else ''}; "
+          f"parsed+cleaned pages in cache: {len(texts)}, {t_pages:.1f}s); no retrieval, no model")
     for name, g in groups.items():
         print(f"{name}: {g['questions']} number questions | formula recognised {g['recognised']} | computed "
               f"{g['computed']} (right {g['right_computed']}) | right: existing path {g['right_before']}, "

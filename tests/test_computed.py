@@ -184,6 +184,21 @@ def test_margin_average_growth_and_cash_flow_formulas(make_cfg):
     assert at["value"] == round(1200 / 2000, 2)  # "Total current assets" is not total assets
 
 
+def test_balance_sheet_item_refuses_a_cash_flow_change_row_ranked_above_it(make_cfg):
+    changes = """Table: Consolidated Statements of Cash Flows — values in millions of USD
+| | 2018 | 2017 |
+|---|---|---|
+| Changes in operating assets and liabilities: | | |
+| Inventories | (40) | (15) |
+| Accounts payable | 20 | 12 |
+"""
+    ranked = [CtxPage(A, 30, changes, 0, 1.0), *[CtxPage(p.sha1, p.page, p.text, p.rank + 1) for p in pages()]]
+    res = C.answer_computed(cfg_(make_cfg), "What is the FY2018 inventory turnover? Round to two decimal places.",
+                            ranked, "USD", "Acme")
+    ops = res["interpretation"]["computed"]["operands"]
+    assert res["value"] == round(700 / 200, 2) and {o["page"] for o in ops if o["operand"] == "inventory"} == {42}
+
+
 def test_missing_operand_falls_back_to_the_usual_path_and_says_why(make_cfg):
     cfg = cfg_(make_cfg)
     q = "What is the FY2017 days payable outstanding (DPO)? Round to two decimal places."  # 2016 balance not printed

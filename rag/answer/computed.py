@@ -16,7 +16,9 @@ Contracts:
 - ``find_operand(cfg, lexicon, name, year, pages, ...) -> Operand`` or :class:`Missing`: the best candidate
   of the line item in that year's column (:func:`rag.answer.figures.build_candidates` with ``period_year``;
   figures in sentences (:mod:`rag.answer.prose`) only for the report's own year), the same score threshold
-  (``answer.figure_min_score``) and the best-scoring pick as table candidates.
+  (``answer.figure_min_score``) and the best-scoring pick as table candidates. A table row must match the
+  operand's label patterns (or :data:`rag.answer.figures.LABEL_ALIASES` of its phrase); rows under a section
+  or in a table its ``avoid`` patterns name are refused (a balance-sheet item's change in a cash-flow statement).
 - ``evaluate(ask, lookup) -> float``: the expression (only + - * / **, numbers, operand names, prev / avg /
   start) evaluated in code, averaged over the span's years for an N-year average; ``lookup(name, year)``
   gives each operand's value or raises :class:`Missing`. ``present(ask, x) -> (value, unit)``: x100 for a
@@ -74,6 +76,7 @@ class OperandSpec:
     prefer: tuple[str, ...] = ()
     asked: tuple[str, ...] = ()
     absolute: bool = False
+    avoid: tuple[str, ...] = ()  # patterns on a candidate's section / table-title notes
 
 
 @dataclass(frozen=True)
@@ -120,13 +123,14 @@ def _load(path: str, mtime: float) -> Lexicon:
     for name, o in (data.get("operands") or {}).items():
         if not isinstance(o, dict) or not o.get("phrase"):
             raise ValueError(f"{p}: operand {name!r} needs a phrase")
-        for rx in [*o.get("labels", []), *o.get("prefer", []), *o.get("asked", [])]:
+        for rx in [*o.get("labels", []), *o.get("prefer", []), *o.get("asked", []), *o.get("avoid", [])]:
             try:
                 re.compile(rx)
             except re.error as e:
                 raise ValueError(f"{p}: operand {name!r}: bad pattern {rx!r} ({e})") from None
         operands[name] = OperandSpec(name, o["phrase"], tuple(o.get("labels", [])), tuple(o.get("prefer", [])),
-                                     tuple(o.get("asked", [])) or (re.escape(o["phrase"]),), bool(o.get("abs", False)))
+                                     tuple(o.get("asked", [])) or (re.escape(o["phrase"]),), bool(o.get("abs", False)),
+                                     tuple(o.get("avoid", [])))
     formulas = []
     for i, f in enumerate(data.get("formula") or []):
         where = f"{p}: formula {f.get('name') or i + 1}"
@@ -268,6 +272,8 @@ def find_operand(cfg: RunConfig, lexicon: Lexicon, name: str, year: int, pages: 
     patterns = spec.labels + aliases_for(sub, company)
     cands = [c for c in cands if c.source != "table" or any(re.search(rx, _norm_label(c.label)) for rx in patterns)
              or _norm_label(c.label) in (spec.phrase, f"total {spec.phrase}")]
+    if spec.avoid:  # a balance-sheet item read from a cash-flow statement's changes, say
+        cands = [c for c in cands if not any(re.search(rx, n, re.I) for rx in spec.avoid for n in c.notes)]
     for c in cands:
         if any(re.search(rx, _norm_label(c.label)) for rx in spec.prefer):
             c.score += PREFER_BONUS

@@ -350,8 +350,16 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                                    printed=printed, value=int(value) if float(value).is_integer() else value,
                                    factor=factor, unit=shown, currency=cur, sha1=p.sha1, page=p.page, rank=p.rank,
                                    title=_title(t.title), score=score - penalty - RANK_PENALTY * p.rank,
-                                   notes=list(notes)))
+                                   notes=list(notes) + _where(period_year, section, t.title)))
     return dedupe(found)[: a.figure_max_candidates]
+
+
+def _where(period_year: int | None, section: str, title: str) -> list[str]:
+    """Computed figures' operands (``period_year`` set): the row's section and its table's whole title line
+    as notes, so a balance-sheet item can refuse a cash-flow statement's "Changes in ..." row."""
+    if period_year is None:
+        return []
+    return ([f"section: {section}"] if section else []) + ([f"table: {title}"] if title else [])
 
 
 def _title(line: str) -> str:
