@@ -165,6 +165,7 @@ def test_dpo_from_two_year_columns_with_operands_in_the_debug_record(make_cfg):
                         ("inventory", 2017)}
     assert ops["inventory", 2017]["value"] == 180e6 and ops["inventory", 2017]["page"] == 42
     assert ops["inventory", 2017]["period"] == "2017" and ops["cogs", 2018]["label"] == "Cost of sales"
+    assert ops["cogs", 2018]["line"] == "| Cost of sales | 700 | 600 | 500 |"
     assert {p.page for p in res["cited"]} == {40, 42}
 
 
@@ -233,3 +234,25 @@ def test_bad_lexicon_names_the_file_and_entry(tmp_path):
     bad.write_text('[operands.x]\nphrase = "x"\n[[formula]]\nname = "f"\nmatch = ["e"]\nexpr = "x"\nunit = "cubits"\n')
     with pytest.raises(ValueError, match="unit 'cubits'"):
         C.load_lexicon(bad)
+
+
+def test_the_06_debug_record_carries_formula_operands_and_references(make_cfg):
+    """answer_question (stage 06, one question): value, references on the operands' pages, the computed record."""
+    from types import SimpleNamespace
+
+    from rag.answer import answer_question
+    from rag.core.dataset import Question
+    from rag.core.records import CandidatePage, RetrievalRecord, RoutedReport
+
+    q = Question(qid="q0", text="What is the FY2018 current ratio for Acme? Round to two decimal places.", kind="number")
+    cands = [CandidatePage(sha1=p.sha1, page=p.page, text=p.text, scores={"final": p.score}) for p in pages()]
+    rec = RetrievalRecord(qid="q0", question=q.text, kind="number", routed=[RoutedReport(sha1=A, company="Acme")],
+                          candidates={A: cands})
+    ds = SimpleNamespace(report=lambda sha1: SimpleNamespace(currency="USD", company="Acme"))
+    out = answer_question(None, cfg_(make_cfg), ds, q, rec, COUNT)
+    assert out["value"] == 1.5 and out["na_reason"] is None
+    assert out["references"] == [{"sha1": A, "page": 42}]  # the page both operands were read from (1-based)
+    comp = out["interpretation"]["computed"]
+    assert comp["formula"] == "current ratio" and comp["value"] == 1.5
+    assert [(o["operand"], o["value"], o["page"]) for o in comp["operands"]] == [
+        ("current_assets", 900e6, 42), ("current_liabilities", 600e6, 42)]

@@ -25,8 +25,8 @@ Contracts:
   share asked in percent, rounded as asked (money at the asked scale).
 - ``answer_computed(cfg, question, pages, report_currency, company) -> dict | None``: None when no formula
   is recognised; else the ``rag.answer.fuse.answer_pages`` result shape with ``interpretation["computed"]``
-  (formula, expression, year, every operand with value, printed figure, row label, page, period; result,
-  rounded value) and, when an operand is missing, value N/A and ``computed["fallback"]`` saying which and
+  (formula, expression, year, every operand with value, printed figure, row label, page, period and the page
+  line it was read from; result, rounded value) and, when an operand is missing, value N/A and ``computed["fallback"]`` saying which and
   why (the caller then answers as without computed figures: no number is ever made up). Operands in
   different currencies -> missing. Cited pages: the operands' pages.
 """
@@ -51,6 +51,7 @@ FUNCTIONS = ("prev", "avg", "start")
 METRIC = "metric"  # the expression's name for the operand the question names (growth, CAGR)
 SPAN = "years"  # the expression's name for the span's length in years
 FLOAT_DIGITS = 6  # 3.2 * 1e9 is 3200000000.0000005 in floats: money rounded at a scale is cut back to this
+LINE_CHARS = 300  # an operand's source line in the debug record
 PREFER_BONUS = 0.05  # a row label of the line asked among several that fit (as figures.TOTAL_BONUS)
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
                  "nine": 9, "ten": 10}
@@ -346,6 +347,17 @@ def present(ask: Ask, x: float, default_decimals: int) -> tuple[float, str]:
 
 
 # ---- the answer -------------------------------------------------------------------------------------------
+def _source_line(pages: list[CtxPage], c: Candidate) -> str:
+    """The page line the operand was read from (its table row, or the sentence's line), at most LINE_CHARS."""
+    page = next((p for p in pages if p.sha1 == c.sha1 and p.page == c.page), None)
+    if page is None:
+        return ""
+    head = c.label.split(":")[-1].strip()[:40] if c.source == "table" else ""
+    line = next((ln for ln in page.text.splitlines() if c.printed in ln and head in ln), "")
+    return line.strip()[:LINE_CHARS]
+
+
+
 def answer_computed(cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
                     company: str = "") -> dict[str, Any] | None:
     """A computed figure from the top ``answer.computed_pages`` pages, or None (module docstring)."""
@@ -380,7 +392,7 @@ def answer_computed(cfg: RunConfig, question: str, pages: list[CtxPage], report_
         info["fallback"] = f"operand {e.operand} ({e.year}) missing: {e.why}"
     except ZeroDivisionError as e:
         info["fallback"] = str(e)
-    info["operands"] = [o.row() for o in found.values()]
+    info["operands"] = [{**o.row(), "line": _source_line(top, o.cand)} for o in found.values()]
     cited = []
     for o in found.values():
         p = next((p for p in top if p.sha1 == o.cand.sha1 and p.page == o.cand.page), None)
