@@ -97,6 +97,14 @@ def cfg_(make_cfg, **over):
      "COGS as % of revenue", 2018, {"average": 3}),
     ("What is the FY2022 unadjusted EBITDA less capex for PepsiCo?", "EBITDA less capex", 2022, {}),
     ("What is the FY2022 unadjusted EBITDA % margin for PepsiCo?", "EBITDA margin", 2022, {"percent": True}),
+    # the issue's own examples, worded as FinanceBench words its questions
+    ("What is 3M's 3-year average capex as % of revenue from FY2016 to FY2018?", "capex as % of revenue", 2018,
+     {"average": 3, "percent": True}),
+    ("What is the FY2019 fixed asset turnover ratio for Nike?", "fixed asset turnover", 2019, {}),
+    ("What is the quick ratio for FY2022 of Verizon? Round to two decimal places.", "quick ratio", 2022,
+     {"decimals": 2}),
+    ("What is the FY2019 - FY2021 total revenue compound annual growth rate for Amazon?", "CAGR", 2021,
+     {"start": 2019, "metric": "revenue"}),
 ])
 def test_recognise_real_wordings(question, name, year, extra):
     ask = C.recognise(question, LEX)
