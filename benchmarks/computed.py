@@ -31,6 +31,7 @@ from rag.answer.fuse import answer_pages  # noqa: E402
 from rag.core.config import load_config  # noqa: E402
 from rag.core.dataset import load_dataset  # noqa: E402
 from rag.evaluate.financebench import judge_number, load_meta  # noqa: E402
+from rag.pipeline import parse_set  # noqa: E402
 
 COMPUTED_GOLD = re.compile(r"calculated using other simpler metrics|execute the desired .{0,30}calculation", re.I)
 
@@ -80,8 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="also the N pages before and after each gold page, ranked after the gold pages (distractors)")
     ap.add_argument("--gold-last", action="store_true", help="rank the neighbour pages above the gold pages")
     a = ap.parse_args(argv)
-    sets = {k: json.loads(v) if v[:1] in "[{0123456789-tf" else v for k, v in (s.split("=", 1) for s in a.set)}
-    base = {"answer.figure_pick": "code", "answer.figure_fallback": "na", **sets}
+    base = {"answer.figure_pick": "code", "answer.figure_fallback": "na", **parse_set(a.set)}
     cfg_off = load_config(a.preset, {**base, "answer.computed_figures": False})
     cfg_on = load_config(a.preset, {**base, "answer.computed_figures": True})
     ds = load_dataset(Path(a.data))
@@ -133,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"before={before['value']} ({'ok' if ok_b else 'x'}) after={after['value']} "
                   f"({'ok' if ok_a else 'x'}) {why} | {ops}")
     secs = time.perf_counter() - t1
-    print(f"ORACLE pages (gold evidence pages{f' + {a.neighbours} neighbour page(s) each side, ranked ' + ('above' if a.gold_last else 'after') + ' them' if a.neighbours else ''}; "
+    around = (f" + {a.neighbours} neighbour page(s) each side, ranked {'above' if a.gold_last else 'after'} them"
+              if a.neighbours else "")
+    print(f"ORACLE pages (gold evidence pages{around}; "
           f"parsed+cleaned pages in cache: {len(texts)}, {t_pages:.1f}s); no retrieval, no model")
     for name, g in groups.items():
         print(f"{name}: {g['questions']} number questions | formula recognised {g['recognised']} | computed "

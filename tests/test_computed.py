@@ -236,7 +236,8 @@ def test_bad_lexicon_names_the_file_and_entry(tmp_path):
                    'unit = "ratio"\n')
     with pytest.raises(ValueError, match=r"f\.toml: formula evil: only prev"):
         C.load_lexicon(bad)
-    bad.write_text('[operands.x]\nphrase = "x"\n[[formula]]\nname = "f"\nmatch = ["e"]\nexpr = "x / y"\nunit = "ratio"\n')
+    bad.write_text('[operands.x]\nphrase = "x"\n[[formula]]\nname = "f"\nmatch = ["e"]\nexpr = "x / y"\n'
+                   'unit = "ratio"\n')
     with pytest.raises(ValueError, match="unknown operand 'y'"):
         C.load_lexicon(bad)
     bad.write_text('[operands.x]\nphrase = "x"\n[[formula]]\nname = "f"\nmatch = ["e"]\nexpr = "x"\nunit = "cubits"\n')
@@ -252,7 +253,8 @@ def test_the_06_debug_record_carries_formula_operands_and_references(make_cfg):
     from rag.core.dataset import Question
     from rag.core.records import CandidatePage, RetrievalRecord, RoutedReport
 
-    q = Question(qid="q0", text="What is the FY2018 current ratio for Acme? Round to two decimal places.", kind="number")
+    q = Question(qid="q0", text="What is the FY2018 current ratio for Acme? Round to two decimal places.",
+                 kind="number")
     cands = [CandidatePage(sha1=p.sha1, page=p.page, text=p.text, scores={"final": p.score}) for p in pages()]
     rec = RetrievalRecord(qid="q0", question=q.text, kind="number", routed=[RoutedReport(sha1=A, company="Acme")],
                           candidates={A: cands})

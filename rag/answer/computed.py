@@ -26,9 +26,9 @@ Contracts:
 - ``answer_computed(cfg, question, pages, report_currency, company) -> dict | None``: None when no formula
   is recognised; else the ``rag.answer.fuse.answer_pages`` result shape with ``interpretation["computed"]``
   (formula, expression, year, every operand with value, printed figure, row label, page, period and the page
-  line it was read from; result, rounded value) and, when an operand is missing, value N/A and ``computed["fallback"]`` saying which and
-  why (the caller then answers as without computed figures: no number is ever made up). Operands in
-  different currencies -> missing. Cited pages: the operands' pages.
+  line it was read from; result, rounded value) and, when an operand is missing, value N/A and
+  ``computed["fallback"]`` saying which and why (the caller then answers as without computed figures: no
+  number is ever made up). Operands in different currencies -> missing. Cited pages: the operands' pages.
 """
 from __future__ import annotations
 
@@ -58,8 +58,8 @@ _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
 _N = r"(\d{1,2}|" + "|".join(_NUMBER_WORDS) + r")"
 # An N-year average: "3 year average", "three-year average", "average ... over the last 3 years".
 AVERAGE_PATTERNS = (re.compile(_N + r"[- ]years?(?: \w+)? average", re.I),
-                    re.compile(r"\baverage\b.{0,60}?\b(?:over|of) (?:the )?(?:last |past )?" + _N + r" (?:fiscal )?years",
-                               re.I))
+                    re.compile(r"\baverage\b.{0,60}?\b(?:over|of) (?:the )?(?:last |past )?" + _N
+                               + r" (?:fiscal )?years", re.I))
 _SPAN_YEARS = re.compile(_N + r"[- ]years?\b", re.I)  # "2 year total revenue CAGR"
 _YEARS = re.compile(r"(?i)\b(?:FY|fiscal(?: year)?)\s*'?\s*(\d{4}|\d{2})\b|(?<![\d$.,])((?:19|20)\d{2})(?![\d,%])")
 _DECIMALS = re.compile(r"(?i)\bround\w*\b(?:\s+\w+){0,4}?\s+to\s+(?:the\s+)?(?:nearest\s+)?" + _N + r"\s+decimal")
