@@ -132,6 +132,10 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
         from .event_check import events_version
 
         versions.append(events_version(cfg))
+    if cfg.answer.computed_figures and "number" in kinds:  # its formula lexicon (rag.answer.computed)
+        from .computed import lexicon_version
+
+        versions.append(lexicon_version(cfg))
     if any(cfg.answer.focus_tokens.get(k) for k in kinds) or \
             (cfg.answer.table_candidates and cfg.answer.prose_candidates and "number" in kinds):  # uses the lexicon
         from ..retrieve.query import lexicon_hash

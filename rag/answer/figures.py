@@ -39,7 +39,8 @@ from ..clean import units
 from ..core.config import RunConfig
 from .context import CtxPage
 from .md_tables import (  # noqa: F401 - parse_tables, column_year, report_year re-exported
-    MdTable, _SIGNS, _columns, _is_amount, _is_nil, _label, _table_years, column_year, parse_tables, report_year)
+    MdTable, _SIGNS, _columns, _is_amount, _is_nil, _label, _table_years, column_year, parse_tables, report_year,
+    years_above)
 from ..core.questions import search_text
 
 NA = "N/A"
@@ -229,12 +230,17 @@ def _pick_cell(row: list[str], want_col: int | None, dated: list[tuple[int, int]
 
 
 def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
-                     company: str = "", context_pages: list[CtxPage] | None = None) -> list[Candidate]:
+                     company: str = "", context_pages: list[CtxPage] | None = None, period_year: int | None = None,
+                     extra_aliases: tuple[str, ...] = ()) -> list[Candidate]:
     """Candidate figures of the question's metric from the tables of ``pages`` (module docstring);
-    ``context_pages`` (default ``pages``) are searched for the dollar the report is presented in."""
+    ``context_pages`` (default ``pages``) are searched for the dollar the report is presented in.
+    ``period_year`` (computed figures, :mod:`rag.answer.computed`): the column of that year instead of the
+    latest one; a table without it is skipped, and a table whose header names no year takes the years of
+    the dated table above it on its page when their columns line up (a balance sheet split in two grids).
+    ``extra_aliases``: more row-label patterns of the metric (as :data:`LABEL_ALIASES`)."""
     a = cfg.answer
     terms = figure_check.metric_terms(question, company)
-    aliases = aliases_for(question, company)
+    aliases = aliases_for(question, company) + tuple(extra_aliases)
     asked = nums.question_currency(question)
     pct, per_share = nums.asks_percent(question), nums.asks_per_share(question)
     counting = "number of" in question.lower() or bool(re.search(r"\b(?:employees|headcount|staff)\b", question, re.I))
@@ -249,15 +255,32 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     seen = Counter(c for _, c in table_units if c)
     fallback = seen.most_common(1)[0][0] if seen else (report_currency.upper() if report_currency else None)
     found: list[Candidate] = []
+    above: tuple[str, list[tuple[int, int]], int] | None = None  # (page key, dated columns, width) of a dated table
     for (p, t), (unit, tcur) in zip(tables, table_units):
         cur = tcur or fallback
-        if asked and cur and cur != asked:
-            continue  # the table (or the report) is in another currency: never convert
         dated = _table_years(t)
         cols = _columns(t)
+        if period_year is not None:
+            key = f"{p.sha1}:{p.page}"
+            if not dated:  # the period header the parser left above the grid
+                dated = years_above(p.text, t.order, len(cols))
+                cols = [str(dict(dated).get(i, "")) for i in range(len(cols))] if dated else cols
+            if dated:
+                above = (key, dated, len(cols))
+            elif above and above[0] == key and above[2] == len(cols):
+                dated = above[1]  # the grid continues the dated one above it (its header row lost)
+                cols = [str(dict(dated).get(i, "")) for i in range(len(cols))]
+        if asked and cur and cur != asked:
+            continue  # the table (or the report) is in another currency: never convert
         notes: list[str] = []
         penalty = 0.0
-        if dated:
+        if period_year is not None and dated:
+            want = next((c for c, y in dated if y == period_year), None)
+            if want is None:
+                continue  # the table does not print that year
+        elif period_year is not None and period_year != year:
+            continue  # an undated table stands for the report's year only
+        elif dated:
             latest = [c for c, y in dated if y == year] if year else []
             if not latest:
                 newest = max(y for _, y in dated)
@@ -267,7 +290,7 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                 penalty += OLDER_PENALTY
                 notes.append("older period")
             want: int | None = latest[0]
-        else:
+        else:  # undated (with period_year: the report's year)
             want = None
             ty = column_year(t.title)
             if not (ty and (year is None or ty == year)):
@@ -327,8 +350,16 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                                    printed=printed, value=int(value) if float(value).is_integer() else value,
                                    factor=factor, unit=shown, currency=cur, sha1=p.sha1, page=p.page, rank=p.rank,
                                    title=_title(t.title), score=score - penalty - RANK_PENALTY * p.rank,
-                                   notes=list(notes)))
+                                   notes=list(notes) + _where(period_year, section, t.title)))
     return dedupe(found)[: a.figure_max_candidates]
+
+
+def _where(period_year: int | None, section: str, title: str) -> list[str]:
+    """Computed figures' operands (``period_year`` set): the row's section and its table's whole title line
+    as notes, so a balance-sheet item can refuse a cash-flow statement's "Changes in ..." row."""
+    if period_year is None:
+        return []
+    return ([f"section: {section}"] if section else []) + ([f"table: {title}"] if title else [])
 
 
 def _title(line: str) -> str:

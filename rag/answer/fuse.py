@@ -10,7 +10,10 @@ Contracts:
   when ``answer.focus_tokens[kind]`` is set (:mod:`rag.answer.focus`). With
   ``answer.table_candidates`` a number question is first answered by picking among table figures
   (:func:`rag.answer.figure_pick.answer_from_tables`); pages are read only when no table candidate exists (or,
-  with ``answer.figure_na_fallback``, when the model picked none).
+  with ``answer.figure_na_fallback``, when the model picked none). With ``answer.computed_figures`` a number
+  question asking for a ratio, margin, growth or average is first computed in code
+  (:func:`rag.answer.computed.answer_computed`); a missing operand falls back to the above, its reason kept
+  in ``interpretation["computed"]``.
 - ``structured_call``, ``prompts_dir``: :mod:`rag.answer.calls` (figure_pick asks the model through them too).
 """
 from __future__ import annotations
@@ -45,6 +48,22 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
     true when any part says true, names is the union over parts. With ``answer.early_stop`` the first
     settling part ends the loop (names always reads every part).
     """
+    computed: dict[str, Any] | None = None
+    if kind == "number" and cfg.answer.computed_figures:  # a ratio, margin, growth... computed in code
+        from .computed import answer_computed
+
+        res = answer_computed(cfg, question, pages, report_currency, company)
+        if res is not None and is_answer(kind, res["value"]):
+            return res
+        computed = res["interpretation"]["computed"] if res is not None else None
+    res = _answer_pages(llm, cfg, kind, question, pages, report_currency, counter, company)
+    if computed is not None:  # the formula was recognised, an operand missing: say why beside the answer
+        res["interpretation"] = {**(res["interpretation"] or {}), "computed": computed}
+    return res
+
+
+def _answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list[CtxPage],
+                  report_currency: str | None, counter: Counter, company: str = "") -> dict[str, Any]:
     picked: list[dict[str, Any]] = []
     if kind == "number" and cfg.answer.table_candidates:  # pick among table figures (rag.answer.figures)
         from .figure_pick import answer_from_tables

@@ -109,6 +109,52 @@ def _is_nil(cell: str) -> bool:
     return _SIGNS.sub("", cell.strip()).strip().lower() in _NIL
 
 
+# ---- a period header lost above its grid ------------------------------------------------------------------
+YEARS_ABOVE_LINES = 8  # text lines above a grid searched for the period header the parser left out of it
+YEARS_LINE_WORDS = 4  # other words a period line may hold ("Fiscal Years Ended January 31,", "(In millions)")
+_PERIOD_WORDS = frozenset("""fiscal year years ended ending end as of at in the and for millions thousands billions
+amounts except per share data weeks january february march april may june july august september october november
+december jan feb mar apr jun jul aug sep sept oct nov dec""".split())
+_YEAR_WORD = re.compile(r"(?<![\d.,$])((?:19|20)\d\d)(?!\d|\s?%)")  # "December 31, 2017," ends in a comma
+
+
+def years_above(markdown: str, order: int, width: int) -> list[tuple[int, int]]:
+    """(column, year) for the ``order``-th grid of a page whose header row names no period, from the text lines
+    right above it (at most :data:`YEARS_ABOVE_LINES`, a ``Table:`` line's printed unit phrase included):
+    lines holding years and at most :data:`YEARS_LINE_WORDS` other words ("# December 28, 2019 December 29,
+    2018", "2017" then "2016"), read upwards until they name ``width - 1`` years (one per value column, in
+    print order); [] when they do not, or a table row or other text comes first."""
+    lines = (markdown or "").splitlines()
+    starts = [i for i, ln in enumerate(lines) if ln.lstrip().startswith("|")
+              and (i == 0 or not lines[i - 1].lstrip().startswith("|"))]
+    if order >= len(starts) or width < 2:
+        return []
+    years: list[int] = []
+    seen = 0
+    for ln in reversed(lines[: starts[order]]):
+        text = ln.strip()
+        if not text:
+            continue
+        seen += 1
+        if seen > YEARS_ABOVE_LINES or text.startswith("|"):
+            break
+        unit_line = text.startswith("Table:")
+        if unit_line:
+            text = text.partition("(as printed:")[2]
+        found = [int(y) for y in _YEAR_WORD.findall(text)]
+        other = [w for w in re.findall(r"[^\W\d_]+", text.lower()) if w not in _PERIOD_WORDS]
+        if not found or len(other) > YEARS_LINE_WORDS:
+            if years or not (unit_line or text.startswith(("#", "("))):
+                break  # text between the grid and any period line: not its header
+            continue  # a heading or unit line between the period line and the grid
+        years = found + years
+        if len(years) >= width - 1:
+            break
+    if len(years) != width - 1 or len(set(years)) != len(years):
+        return []
+    return [(c + 1, y) for c, y in enumerate(years)]
+
+
 # ---- periods ----------------------------------------------------------------------------------------------
 def _columns(t: MdTable) -> list[str]:
     """Header text per column (header rows joined)."""

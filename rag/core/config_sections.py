@@ -404,6 +404,15 @@ class AnswerConfig(_Frozen):
     # such page -> false. A question matching no topic is not checked.
     require_event_for_true: bool = False
     events_file: str = "prompts/checks/events.toml"
+    # Number questions asking for a ratio, margin, growth or average that reports do not print ("days payable
+    # outstanding", "3 year average EBITDA margin", "2 year revenue CAGR"): computed in code from operand
+    # candidates (rag.answer.computed; formulas and operands in formulas_file, relative to the project root)
+    # in each operand's year column of the top computed_pages pages; an operand missing -> the usual path.
+    # Rounded as the question asks, else to computed_decimals. See RESULTS / notes issue 31 for the measure.
+    computed_figures: bool = False
+    computed_pages: int = Field(10, ge=1)
+    computed_decimals: int = Field(4, ge=0)
+    formulas_file: str = "prompts/figures/formulas.toml"
 
 
 class ExecutionConfig(_Frozen):

@@ -57,6 +57,10 @@ KEY_RULES: dict[str, dict[str, Any]] = {
               **dict.fromkeys(("hub", "long_text", "query_prefix", "passage_prefix", "runtime"), ADDED),
               "long_text_overlap": ("unused_when", "long_text", "truncate")},
     "index": {"bm25_stemmer": ADDED},
+    # Computed figures (issue 31): off reproduces the answers from before; its knobs count only when on.
+    "answer": {"computed_figures": ADDED,
+               **{f: ("unused_when", "computed_figures", False)
+                  for f in ("computed_pages", "computed_decimals", "formulas_file")}},
 }
 
 
