@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rag import valgen
+from rag import valgen, valgen_labels
 from rag.answer.comparative import comparison_direction
 from rag.core.config import PROJECT_ROOT
 from rag.core.dataset import DatasetError, load_dataset
@@ -196,7 +196,7 @@ def test_gold_from_labels(tmp_path):
     with open(p, "a") as f:  # a hand-written line: an int number is still written as ERC's float string
         f.write(json.dumps({"question": "Later?", "kind": "number", "value": 1300, "pages": [{"sha1": B, "page": 1}],
                             "status": "corrected"}) + "\n")
-    gold = valgen.gold_from_labels(qs, p)
+    gold = valgen_labels.gold_from_labels(qs, p)
     assert list(gold) == ["Revenue?", "Staff?", "Who?", "Highest?", "Buyback?", "Later?"]
     assert gold["Revenue?"] == {"kind": "number", "answers": ["406100000.0"],
                                 "reference_pools": [[f"{A}:70", f"{A}:91"]]}
@@ -257,7 +257,7 @@ def test_every_evidence_is_on_a_cited_page():
         by_sha: dict[str, list[int]] = collections.defaultdict(list)
         for p in rec["pages"]:
             by_sha[p["sha1"]].append(p["page"])
-        pages = [_norm(t) for sha, nums in by_sha.items() for _, t in valgen.page_texts(pdfs[sha], sorted(nums))]
+        pages = [_norm(t) for sha, nums in by_sha.items() for _, t in valgen_labels.page_texts(pdfs[sha], sorted(nums))]
         for part in rec["evidence"].split(" | "):  # comparative: one snippet per company
             if not any(_norm(part) in t for t in pages):
                 bad.append(f"{rec.get('qid')}: {part[:80]!r} not on pages {dict(by_sha)}")

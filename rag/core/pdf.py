@@ -1,5 +1,5 @@
 """PDF page text through pdfium (fast, no layout analysis): the one helper for modules that need a page's
-printed text without running stage 01 (rag init guessing company and currency, rag.valgen showing pages).
+printed text without running stage 01 (rag init guessing company and currency, rag.valgen_labels showing pages).
 
 Contract: ``pdf_page_texts(pdf, pages=None, first=None) -> [(page, text)]`` with 1-based ``page``, line
 ends normalised to ``\\n``; ``pages`` picks pages (1-based), ``first`` the first n; the document is always

@@ -8,7 +8,7 @@ Contracts:
 - ``label_counts(ds, path=None) -> DataFrame``: each question's last label status counted by kind (+ ``all``).
 - ``parse_pages(text, ds, default_sha1)`` / ``parse_value(text, kind)`` / ``format_value(value)``: what the
   labeller types (``"sha1:12, 13"`` 1-based pages; a typed value or N/A) to labels' records and back; the
-  widget and rag.valgen read labels with them.
+  widget and rag.valgen_labels read labels with them.
 """
 from __future__ import annotations
 
