@@ -29,11 +29,13 @@ Contract (see ``base.LLM``):
 - A client pickles as its config: unpickled in another process (a Ray worker) it is that process's
   ``get_llm(cfg)``.
 - ``complete_many(requests)``: results in request order, ``cfg.llm.concurrency`` threads.
+
+Each backend's endpoint (and its up-front checks) is in ``llm_backends``; what a request carries for a model
+(prices, reasoning-model params, the structured response format) in ``chat_params``.
 """
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -43,61 +45,13 @@ from pydantic import BaseModel
 
 from .base import LLMResult, ModelError, ModelUnavailable, StructuredOutputError, Usage, UsageMeter
 from .cache import DiskCache, make_key
-from .jsonx import parse_structured, repair_messages, with_schema_prompt
+from .chat_params import CLIENT_PARAMS, is_reasoning_model, price, reasoning_params, request_format
+from .jsonx import parse_structured, repair_messages
+from .llm_backends import check_backend, endpoint
 from .ratelimit import backoff_s, parse_retry_after
 from .ray_budget import limiter_for
 
-# USD per 1M tokens (input, output); models not listed (local ones) cost 0.
-PRICES = {
-    "gpt-4o-2024-08-06": (2.50, 10.00), "gpt-4o": (2.50, 10.00), "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4.1": (2.00, 8.00), "gpt-4.1-mini": (0.40, 1.60), "gpt-4.1-nano": (0.10, 0.40),
-    "o3-mini": (1.10, 4.40),
-}
-# Chat-completion params the openai client takes as keywords; anything else goes in extra_body.
-_CLIENT_PARAMS = {"frequency_penalty", "logit_bias", "logprobs", "max_tokens", "max_completion_tokens", "n",
-                  "presence_penalty", "reasoning_effort", "response_format", "seed", "stop", "temperature",
-                  "top_logprobs", "top_p", "user"}
 _RETRY_STATUS = {408, 409, 429}  # plus every 5xx
-# Model-name prefixes of reasoning models (llm.reasoning = "auto"): o1, o3, o4-mini, gpt-5 ... ("gpt-5-chat"
-# is a plain chat model and keeps temperature).
-_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
-# Sampling params reasoning models reject with HTTP 400.
-_REASONING_DROP = {"temperature", "top_p", "presence_penalty", "frequency_penalty", "logprobs", "top_logprobs",
-                   "logit_bias"}
-
-
-def is_reasoning_model(model: str, setting: str = "auto") -> bool:
-    """True when calls to ``model`` must use the reasoning-model parameters (see ``reasoning_params``)."""
-    if setting != "auto":
-        return setting == "on"
-    name = model.rsplit("/", 1)[-1].lower()  # "openai/o3-mini" on a router
-    return name.startswith(_REASONING_PREFIXES) and "chat" not in name
-
-
-def reasoning_params(params: dict[str, Any], effort: str | None) -> dict[str, Any]:
-    """Chat params rewritten for a reasoning model: ``max_tokens`` -> ``max_completion_tokens`` (the cap
-    then covers hidden reasoning tokens too), sampling params dropped, ``reasoning_effort`` when set."""
-    out = {k: v for k, v in params.items() if k not in _REASONING_DROP}
-    if "max_tokens" in out:
-        cap = out.pop("max_tokens")
-        out.setdefault("max_completion_tokens", cap)
-    if effort is not None:
-        out.setdefault("reasoning_effort", effort)
-    return out
-
-
-def _price(model: str, prompt: int, completion: int) -> float:
-    p_in, p_out = PRICES.get(model, (0.0, 0.0))
-    return (prompt * p_in + completion * p_out) / 1e6
-
-
-def _strict_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    try:  # OpenAI's strict mode needs additionalProperties=false and every field required
-        from openai.lib._pydantic import to_strict_json_schema
-
-        return to_strict_json_schema(schema)
-    except Exception:  # noqa: BLE001 - private helper; fall back to the plain schema
-        return schema.model_json_schema()
 
 
 class ChatLLM:
@@ -136,30 +90,10 @@ class ChatLLM:
     def check_available(self) -> None:
         """Cheap up-front checks (no server start, no request): weights / package / key present.
 
-        Raises ``ModelUnavailable`` saying what to do; lets ``get_llm`` fail early and clearly.
+        Raises ``ModelUnavailable`` saying what to do (``llm_backends.check_backend``); lets ``get_llm`` fail
+        early and clearly.
         """
-        c = self.llm_cfg
-        if self.backend == "llama_cpp":
-            import importlib.util
-
-            from .weights import gguf_missing_hint, gguf_path
-
-            path = gguf_path(c.gguf, self.cfg.path("models_dir"))
-            if not path.is_file():
-                raise ModelUnavailable(gguf_missing_hint(c.gguf, self.cfg.path("models_dir")))
-            if importlib.util.find_spec("llama_cpp") is None:
-                raise ModelUnavailable("llama-cpp-python is not installed: run `make setup` "
-                                       "(pip install 'llama-cpp-python[server]==0.3.36')")
-        elif self.backend == "vllm":
-            from .vllm_server import get_vllm_server
-
-            get_vllm_server(self.cfg).check_installed()
-        elif self.backend == "openai" and not os.environ.get(c.api_key_env):
-            raise ModelUnavailable(f"llm.backend=openai needs an API key in ${c.api_key_env}: export it, "
-                                   "or use the offline preset (local llama.cpp)")
-        elif self.backend == "openai_compatible" and not c.base_url:
-            raise ModelUnavailable("llm.backend=openai_compatible needs llm.base_url "
-                                   "(e.g. http://127.0.0.1:8000/v1 of a running vLLM server)")
+        check_backend(self.cfg)
 
     # ---- connection ------------------------------------------------------------------------------
     @property
@@ -174,35 +108,8 @@ class ChatLLM:
     def _connect(self):
         with self._lock:
             c = self.llm_cfg
-            if self.backend == "llama_cpp":
-                from .device import cuda_env, n_gpu_layers, run_device
-                from .llama_server import get_server
-                from .weights import gguf_path
-
-                # One server per (weights, n_ctx, n_threads) in this process, shared by every client using it;
-                # start() is a no-op while it runs and restarts it after shutdown() / a crash.
-                self.server = get_server(gguf_path(c.gguf, self.cfg.path("models_dir")), self.model, c.n_ctx,
-                                         c.n_threads, c.server_start_timeout_s, n_threads_batch=c.n_threads_batch,
-                                         env={**cuda_env(run_device(self.cfg)), **dict(c.server_env)},
-                                         max_restarts=c.server_max_restarts,
-                                         n_gpu_layers=n_gpu_layers(self.cfg)).start()
-                base_url, key = self.server.base_url, "local"
-            elif self.backend == "vllm":
-                from .vllm_server import get_vllm_server
-
-                self.server = get_vllm_server(self.cfg).start()  # shared per settings, as for llama.cpp
-                base_url, key = self.server.base_url, os.environ.get(c.api_key_env) or "local"
-            elif self.backend == "openai":
-                key = os.environ.get(c.api_key_env)
-                if not key:
-                    raise ModelUnavailable(f"llm.backend=openai needs an API key in ${c.api_key_env}: export it, "
-                                           "or use the offline preset (local llama.cpp)")
-                base_url = c.base_url
-            else:
-                if not c.base_url:
-                    raise ModelUnavailable("llm.backend=openai_compatible needs llm.base_url "
-                                           "(e.g. http://127.0.0.1:8000/v1 of a running vLLM server)")
-                base_url, key = c.base_url, os.environ.get(c.api_key_env) or "not-needed"
+            server, base_url, key = endpoint(self.cfg, self.model)
+            self.server = server
             if self._client is None or self._client_url != base_url:
                 from openai import OpenAI
 
@@ -234,8 +141,8 @@ class ChatLLM:
             if hit is not None:
                 d = json.loads(hit)
                 return d["text"], Usage(d["prompt_tokens"], d["completion_tokens"], 0, True, 0.0, 0.0)
-        kwargs: dict[str, Any] = {k: v for k, v in params.items() if k in _CLIENT_PARAMS}
-        extra = {k: v for k, v in params.items() if k not in _CLIENT_PARAMS}
+        kwargs: dict[str, Any] = {k: v for k, v in params.items() if k in CLIENT_PARAMS}
+        extra = {k: v for k, v in params.items() if k not in CLIENT_PARAMS}
         if response_format is not None:
             kwargs["response_format"] = response_format
         if extra:
@@ -274,7 +181,7 @@ class ChatLLM:
         text = resp.choices[0].message.content or ""
         u = resp.usage
         pt, ct = (u.prompt_tokens or 0, u.completion_tokens or 0) if u else (0, 0)
-        usage = Usage(pt, ct, sent, False, _price(self.model, pt, ct), time.time() - t0, restarts)
+        usage = Usage(pt, ct, sent, False, price(self.model, pt, ct), time.time() - t0, restarts)
         if self.cache is not None:
             self.cache.put(key, json.dumps({"text": text, "prompt_tokens": pt, "completion_tokens": ct}).encode())
         return text, usage
@@ -320,18 +227,7 @@ class ChatLLM:
         return out
 
     def _format(self, messages: list[dict[str, str]], schema: type[BaseModel] | None) -> tuple[list, dict | None]:
-        if schema is None:
-            return messages, None
-        js = schema.model_json_schema()
-        mode = self.structured_mode
-        if mode == "json_schema":
-            return messages, {"type": "json_schema",
-                              "json_schema": {"name": schema.__name__, "schema": _strict_schema(schema), "strict": True}}
-        if mode == "json_object" and self.backend == "llama_cpp":
-            return messages, {"type": "json_object", "schema": js}  # llama.cpp turns the schema into a grammar
-        if mode == "json_object":
-            return with_schema_prompt(messages, js), {"type": "json_object"}
-        return with_schema_prompt(messages, js), None
+        return request_format(messages, schema, self.structured_mode, self.backend)
 
     def complete(self, messages: Sequence[dict[str, str]], schema: type[BaseModel] | None = None,
                  **params: Any) -> LLMResult:
