@@ -48,10 +48,8 @@ from .cache import DiskCache, make_key
 from .chat_params import CLIENT_PARAMS, is_reasoning_model, price, reasoning_params, request_format
 from .jsonx import parse_structured, repair_messages
 from .llm_backends import check_backend, endpoint
-from .ratelimit import backoff_s, parse_retry_after
+from .ratelimit import backoff_s, retry_decision
 from .ray_budget import limiter_for
-
-_RETRY_STATUS = {408, 409, 429}  # plus every 5xx
 
 
 class ChatLLM:
@@ -173,7 +171,7 @@ class ChatLLM:
             except Exception as e:  # noqa: BLE001 - classified below
                 if self.server is not None and self.server.dead:
                     continue  # the request killed it (or it died meanwhile): ensure_alive decides above
-                retry_after, retryable = self._classify(e)
+                retry_after, retryable = retry_decision(e)
                 if not retryable or attempt >= c.max_retries:
                     raise self._final_error(e, sent) from e
                 time.sleep(backoff_s(attempt, c.retry_base_s, c.retry_max_s, retry_after))
@@ -185,20 +183,6 @@ class ChatLLM:
         if self.cache is not None:
             self.cache.put(key, json.dumps({"text": text, "prompt_tokens": pt, "completion_tokens": ct}).encode())
         return text, usage
-
-    @staticmethod
-    def _classify(e: Exception) -> tuple[float | None, bool]:
-        import openai
-
-        if isinstance(e, (openai.APITimeoutError, openai.APIConnectionError)):
-            return None, True
-        if isinstance(e, openai.APIStatusError):
-            headers = e.response.headers if e.response is not None else {}
-            # OpenAI sends retry-after-ms (milliseconds) beside or instead of Retry-After (seconds or a date).
-            ms = parse_retry_after(headers.get("retry-after-ms"))
-            retry_after = ms / 1000 if ms is not None else parse_retry_after(headers.get("retry-after"))
-            return retry_after, e.status_code in _RETRY_STATUS or e.status_code >= 500
-        return None, False
 
     def _final_error(self, e: Exception, sent: int) -> Exception:
         import openai

@@ -10,6 +10,7 @@ Buckets start full (a burst of one minute's budget) and refill continuously at b
 request needing more tokens than a whole minute's budget waits for a full bucket and takes it all.
 ``backoff_s(attempt, base, cap, retry_after)``: the server's Retry-After when given (capped), else
 exponential ``base * 2**attempt`` with equal jitter (between half and all of it), capped at ``cap`` seconds.
+``retry_decision(e) -> (retry_after, retryable)``: whether an openai client error is worth another attempt.
 """
 from __future__ import annotations
 
@@ -108,3 +109,22 @@ def parse_retry_after(value: str | None) -> float | None:
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError):
         return None
+
+
+_RETRY_STATUS = {408, 409, 429}  # plus every 5xx
+
+
+def retry_decision(e: Exception) -> tuple[float | None, bool]:
+    """``(Retry-After seconds or None, retryable)`` of an error the openai client raised: timeouts, connection
+    errors, HTTP 408/409/429 and every 5xx are retried."""
+    import openai
+
+    if isinstance(e, (openai.APITimeoutError, openai.APIConnectionError)):
+        return None, True
+    if isinstance(e, openai.APIStatusError):
+        headers = e.response.headers if e.response is not None else {}
+        # OpenAI sends retry-after-ms (milliseconds) beside or instead of Retry-After (seconds or a date).
+        ms = parse_retry_after(headers.get("retry-after-ms"))
+        retry_after = ms / 1000 if ms is not None else parse_retry_after(headers.get("retry-after"))
+        return retry_after, e.status_code in _RETRY_STATUS or e.status_code >= 500
+    return None, False
