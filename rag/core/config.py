@@ -38,8 +38,9 @@ class ConfigError(ValueError):
 
 
 from .config_sections import (  # noqa: F401 - the sections are part of this module's interface
-    _Frozen, ParseConfig, CleanConfig, ChunkConfig, EmbedConfig, IndexConfig, RetrieveConfig, RerankConfig, LLMConfig,
-    AnswerConfig, ExecutionConfig, VLLMConfig)
+    _Frozen, ParseConfig, CleanConfig, ChunkConfig, IndexConfig, RetrieveConfig, RerankConfig, AnswerConfig,
+    ExecutionConfig)
+from .config_models import EmbedConfig, LLMConfig, VLLMConfig  # noqa: F401 - as the stage sections
 
 
 class RunConfig(_Frozen):
