@@ -10,7 +10,8 @@ import pytest
 
 from rag.core.dataset import DatasetError, load_dataset
 from rag.demo_pdf import render_report
-from rag.init_data import InitError, guess_company, guess_currency, init_dataset, main, page_texts
+from rag.init_data import InitError, init_dataset, main
+from rag.init_guess import guess_company, guess_currency, page_texts
 
 
 def _pdf(folder: Path, file: str, name: str, money: str = "€12.5 million", year: int = 2024) -> Path:

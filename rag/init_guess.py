@@ -1,0 +1,175 @@
+"""Company and currency of a report, guessed from its text (``rag init`` fills subset.csv with them;
+rag.init_filing guesses the filing type and period).
+
+Contract: ``guess_company(pages) -> str | None`` and ``guess_currency(pages) -> str | None``: heuristics on the
+text of the pages (``page_texts``; the first FIRST_PAGES, and a stated currency on any page), measured by
+benchmarks/init_guess.py; None when nothing is found. ``page_texts(pdf, n=MAX_PAGES) -> [text]`` of the first
+``n`` pages (pypdfium2).
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from .core.pdf import pdf_page_texts
+from .retrieve.route import normalize_tokens
+
+FIRST_PAGES = 20  # company and currency are read here: cover, contents, letters, 10-K cover page
+MAX_PAGES = 400  # ... and a stated presentation currency ("presented in Australian dollars") anywhere up to here
+
+
+def page_texts(pdf: Path, n: int = MAX_PAGES) -> list[str]:
+    """Text of the first ``n`` pages (pypdfium2: fast, no layout analysis). Raises pypdfium2's
+    PdfiumError (or OSError) on a file that is not a readable PDF."""
+    texts = [text for _, text in pdf_page_texts(pdf, first=n)]
+    if not texts:
+        raise ValueError("the PDF has no pages")
+    return texts
+
+
+
+# ---- company name ---------------------------------------------------------------------------------
+# Legal forms that end a company name. Group/Holdings also end names ("Epson Group") but mostly of the
+# group, not the issuer: they count less (WEAK).
+_FORMS = ("Inc Incorporated Corp Corporation Ltd Limited plc Plc LLC L.P. LP AG SE SA S.A. N.V. NV B.V. "
+          "S.p.A. SpA GmbH KGaA ASA AB Oyj K.K. Bhd Berhad Co Company Group Holdings Holding").split()
+_SUFFIX = "(?:" + "|".join(sorted({re.escape(v) for f in _FORMS for v in (f, f.upper())}, key=len, reverse=True)) + ")"
+_SUF = rf"{_SUFFIX}\.?(?![\w.])"
+_WORD = r"(?:[A-Z][\w'’.&-]*|\d+[A-Za-z][\w-]*|&|\([A-Z][\w .&-]*\))"  # capitalized, "3M", "&", "(HOLDINGS)"
+# A name inside running text: up to 7 capitalized words, then the legal form(s) ("Co., Ltd.").
+_NAME_RE = re.compile(rf"(?:{_WORD}[ \t]+){{0,6}}{_WORD},?[ \t]+{_SUF}(?:,?[ \t]+{_SUF})*")
+_PARTICLE = r"(?:of|and|de|du|des|la|le|di|del|der|van|von|for|the)"  # "Bank of America Corporation"
+# A line that is nothing but a name may start in lower case ("abrdn Japan Investment Trust plc").
+_LINE_NAME_RE = re.compile(rf"[\w(][\w'’.&()-]*(?:[ \t]+(?:{_WORD}|{_PARTICLE})){{0,6}},?[ \t]+{_SUF}"
+                           rf"(?:,?[ \t]+{_SUF})*")
+# Running headers add the document title and a page number around the name.
+_HEADER_NOISE = re.compile(r"(?i)^\s*\d{1,3}\s+|\s+\d{1,3}\s*$|\s*(?:annual|integrated|sustainability)?\s*"
+                           r"report(?:\s+and\s+(?:accounts|financial\s+statements))?(?:\s+20\d\d(?:/\d\d)?)?\s*$")
+_REGISTRANT = re.compile(r"([^\n]+)\n[ \t(]*exact name of (?:the )?registrant", re.IGNORECASE)
+# "X Inc. (the "Company")", "X Limited (referred to hereafter as the 'Company'", "“Company” X (Holdings) Limited".
+_DEFINES = re.compile(r"\s*\([^()]{0,50}?\b(?:the\s+)?[“\"‘']?(?:Company|Registrant|Issuer)\b", re.IGNORECASE)
+_DEFINED = re.compile(r"(?:[“\"‘']Company[”\"’']|parent company,|Company name)\s*$", re.IGNORECASE)
+_CANON = {"ltd": "limited", "corp": "corporation", "inc": "incorporated", "co": "company", "holding": "holdings"}
+_WEAK = {"group", "holdings", "company"}
+_LEGAL = {f.lower().replace(".", "") for f in _FORMS} | set(_CANON.values())
+# Words that make a match a phrase, not a name ("The Company", "Notes to the Group", "Stock Exchange ... Limited").
+_NOT_NAME = {"the", "our", "its", "this", "annual", "report", "statements", "notes", "directors", "auditor",
+             "auditors", "exchange", "item", "form", "section", "consolidated", "parent", "subsidiaries",
+             "contents"}
+
+
+def _key(name: str) -> tuple[str, ...] | None:
+    """Grouping key: case-folded tokens, "Ltd"/"Limited" alike, a leading "The" dropped; None when the
+    phrase has no word of its own besides legal forms and generic words."""
+    toks = [_CANON.get(t, t) for t in normalize_tokens(name)]
+    if toks[:1] == ["the"]:
+        toks = toks[1:]
+    if not any(t not in _LEGAL for t in toks) or _NOT_NAME & set(toks):
+        return None
+    return tuple(toks)
+
+
+def guess_company(pages: list[str]) -> str | None:
+    """The issuer's name as printed, or None. Every name ending in a legal form in the first pages scores
+    per occurrence: 1 (x2 as a line of its own: titles and running headers; x0.4 when it ends in
+    Group/Holdings/Company or is an Australian "Pty" subsidiary), +1 on pages 1-3, +10 as a line of the
+    cover (first page with text) or where the text defines it as "the Company", +50 on a 10-K/20-F
+    "exact name of registrant" line; then +1 per page it is on and +0.5 per mention of its short form
+    ("Microsoft" of "Microsoft Corporation", up to 40). Spellings group by :func:`_key` ("Ltd" = "Limited");
+    the most frequent spelling in mixed case wins (covers often print the name in capitals)."""
+    score: dict[tuple, float] = defaultdict(float)
+    spellings: dict[tuple, Counter] = defaultdict(Counter)
+    on_pages: dict[tuple, set] = defaultdict(set)
+    pages = pages[:FIRST_PAGES]
+    cover = next((i for i, t in enumerate(pages, 1) if t.strip()), 0)
+
+    def add(name: str, page: int, weight: float) -> None:
+        name = name.strip(" ,_")
+        key = _key(name)
+        if key is None:
+            return
+        weak = key[-1] in _WEAK or "pty" in key
+        score[key] += weight * (0.4 if weak else 1.0) + (1.0 if page <= 3 else 0.0)
+        spellings[key][name] += 1
+        on_pages[key].add(page)
+
+    for page, text in enumerate(pages, 1):
+        for m in _REGISTRANT.finditer(text):
+            add(m.group(1), page, 50.0)
+        for m in _NAME_RE.finditer(text):
+            if _DEFINES.match(text, m.end()) or _DEFINED.search(text[max(0, m.start() - 30):m.start()]):
+                add(m.group(0), page, 10.0)
+        for line in text.splitlines():
+            for seg in re.split(r"\s+[|–—]\s+|\t", line):  # "02 | Downer EDI Limited"
+                seg = _HEADER_NOISE.sub("", seg).strip()
+                if _LINE_NAME_RE.fullmatch(seg) and len(seg.split()) <= 8:
+                    add(seg, page, 10.0 if page == cover else 2.0)
+                else:
+                    for m in _NAME_RE.finditer(seg):
+                        add(m.group(0), page, 1.0)
+    if not score:
+        return None
+    words = " " + " ".join(normalize_tokens(" ".join(pages))) + " "
+    best = max(score, key=lambda k: score[k] + len(on_pages[k]) + 0.5 * min(40, words.count(f" {_short(k)} ")))
+    forms = spellings[best].most_common()
+    mixed = [s for s, _ in forms if s != s.upper()]
+    return (mixed or [forms[0][0]])[0]
+
+
+def _short(key: tuple[str, ...]) -> str:
+    """The key without its trailing legal forms, as text ("microsoft" of microsoft corporation)."""
+    toks = list(key)
+    while len(toks) > 1 and toks[-1] in _LEGAL:
+        toks.pop()
+    return " ".join(toks)
+
+
+# ---- currency --------------------------------------------------------------------------------------
+_CURRENCY = {cur: re.compile(rx) for cur, rx in {
+    "USD": r"\bUSD\b|\bUS\$|\bU\.S\.\s?\$|(?i:\bU\.\s?S\.? dollars?\b|\bUnited States dollars?\b)",
+    "AUD": r"\bAUD\b|\bA\$|\bAU\$|(?i:\bAustralian dollars?\b)",
+    "CAD": r"\bCAD\b|\bC\$|\bCDN\$|(?i:\bCanadian dollars?\b)",
+    "NZD": r"\bNZD\b|\bNZ\$|(?i:\bNew Zealand dollars?\b)",
+    "HKD": r"\bHKD\b|\bHK\$|(?i:\bHong Kong dollars?\b)",
+    "SGD": r"\bSGD\b|\bS\$|(?i:\bSingapore dollars?\b)",
+    "EUR": r"\bEUR\b|€|(?i:\beuros?\b)",
+    "GBP": r"\bGBP\b|£|(?i:\bpounds? sterling\b|\bsterling\b)",
+    "JPY": r"\bJPY\b|[¥￥]|(?i:\byen\b)",
+    "CHF": r"\bCHF\b|(?i:\bSwiss francs?\b)",
+    "CNY": r"\bCNY\b|\bRMB\b|(?i:\brenminbi\b)",
+    "INR": r"\bINR\b|₹|(?i:\brupees?\b)",
+    "SEK": r"\bSEK\b", "NOK": r"\bNOK\b", "DKK": r"\bDKK\b", "ZAR": r"\bZAR\b", "BRL": r"\bBRL\b|R\$",
+}.items()}
+_STATED = re.compile(r"(?i)\b(?:presented|expressed|reported|stated)\s+in\s+"
+                     r"(?:(?:thousands|millions|billions)\s+of\s+)?([^.,;()\n]{2,40})"
+                     r"|presentation currency[^.]{0,30}?\bis\s+([^.,;\n]{2,30})")
+_DOLLARS = ("USD", "AUD", "CAD", "NZD", "HKD", "SGD")
+_BARE_DOLLAR = re.compile(r"(?<![A-Za-z.$])\$")
+# Where a report prints only "$": the exchange or business number names the country.
+_DOLLAR_HINTS = {"AUD": re.compile(r"\bABN\b|\bASX\b|\bPty\.? Ltd\b"), "CAD": re.compile(r"\bTSX\b"),
+                 "NZD": re.compile(r"\bNZX\b"), "SGD": re.compile(r"\bSGX\b")}
+
+
+def guess_currency(pages: list[str]) -> str | None:
+    """The currency the report says it is presented in ("presented in pounds sterling", "expressed in
+    thousands of Canadian dollars": the most stated one on any page), else the most mentioned currency
+    (ISO codes, symbols, "US$"/"A$", "Australian dollars", "yen"...) of the first pages, or None. A bare "$"
+    counts for the dollar the text names most, or else the one its exchange or business number implies
+    (ASX/ABN: AUD, TSX: CAD), or else USD. Narrative often quotes other currencies (a UK miner's US$
+    deals), hence the statement first."""
+    stated = Counter(cur for t in pages for m in _STATED.finditer(t)
+                     for cur, rx in _CURRENCY.items() if rx.search(m.group(1) or m.group(2)))
+    if stated:
+        return stated.most_common(1)[0][0]
+    text = "\n".join(pages[:FIRST_PAGES])
+    counts = Counter({cur: len(rx.findall(text)) for cur, rx in _CURRENCY.items()})
+    dollars = {c: counts[c] for c in _DOLLARS if counts[c]}
+    hinted = [c for c, rx in _DOLLAR_HINTS.items() if rx.search(text)]
+    dollar = max(dollars, key=dollars.get) if dollars else (hinted[0] if hinted else "USD")
+    if hinted and counts[hinted[0]] and counts[hinted[0]] >= counts[dollar] / 4:
+        dollar = hinted[0]  # an Australian report quoting US$ prices still prints its own figures in "$"
+    counts[dollar] += len(_BARE_DOLLAR.findall(text))
+    cur, n = counts.most_common(1)[0]
+    return cur if n else None
+
