@@ -15,7 +15,7 @@ MIN_COSINE = 0.999
 
 
 def _texts():
-    from rag.models.gpu_check import sample_chunks
+    from rag.gpu_compare import sample_chunks
 
     return sample_chunks(48) + sample_chunks(4, 4000)  # page-sized chunks and a few longer than 256 wordpieces
 
@@ -32,7 +32,7 @@ def test_auto_resolves_to_the_gpu_and_every_index_is_checked():
 def test_embedder_on_the_gpu_gives_the_cpu_vectors(mode):
     """Both long-text modes (issue 32: mean crashed on CUDA, 'index is on cpu'), vectors as on the CPU."""
     from rag.core.config import load_config
-    from rag.models.gpu_check import _local_embedder, compare
+    from rag.gpu_compare import _local_embedder, compare
 
     cfg = load_config("gpu", overrides={"embed.cache": False, "embed.long_text": mode, "device": "cuda"})
     gpu, cpu = _local_embedder(cfg, "cuda"), _local_embedder(cfg, "cpu")

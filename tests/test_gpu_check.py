@@ -11,7 +11,7 @@ import pytest
 
 from rag import cli
 from rag.models import device as dev
-from rag import gpu_check
+from rag import gpu_check, gpu_compare
 from rag.models import gpu_deps
 
 
@@ -20,9 +20,9 @@ def _no_gpu_parts(tmp_path: Path) -> list[str]:
 
 
 def test_sample_chunks_are_distinct_page_sized_and_repeatable():
-    a = gpu_check.sample_chunks(300)
-    assert len(set(a)) == 300 and a == gpu_check.sample_chunks(300)
-    assert all(len(t) >= gpu_check.CHUNK_CHARS for t in a)
+    a = gpu_compare.sample_chunks(300)
+    assert len(set(a)) == 300 and a == gpu_compare.sample_chunks(300)
+    assert all(len(t) >= gpu_compare.CHUNK_CHARS for t in a)
 
 
 @pytest.mark.slow
@@ -71,7 +71,7 @@ class _WindowCrash:
 
 
 def test_a_part_that_fails_is_one_failed_row_and_exit_1(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(gpu_check, "_local_embedder", lambda cfg, d: _WindowCrash())
+    monkeypatch.setattr(gpu_compare, "_local_embedder", lambda cfg, d: _WindowCrash())
     monkeypatch.setattr(dev, "cuda_available", lambda: False)
     out = tmp_path / "g.json"
     code = gpu_check.main(["--cpu-chunks", "4", "--cpu-seconds", "0", "--out", str(out), *_no_gpu_parts(tmp_path)])
@@ -87,10 +87,10 @@ def test_gpu_vs_cpu_comparison():
     rng = np.random.default_rng(0)
     a = rng.normal(size=(20, 8)).astype(np.float32)
     a /= np.linalg.norm(a, axis=1, keepdims=True)
-    assert gpu_check.compare(a, a.copy()) == {"min_cosine": 1.0, "nn_identical": 20, "n": 20}
+    assert gpu_compare.compare(a, a.copy()) == {"min_cosine": 1.0, "nn_identical": 20, "n": 20}
     b = a.copy()
     b[3] = -b[3]
-    c = gpu_check.compare(a, b)
+    c = gpu_compare.compare(a, b)
     assert c["min_cosine"] == -1.0 and c["nn_identical"] < 20
 
 
