@@ -36,7 +36,8 @@ def _init(argv: list[str]) -> int:
 
 def _ask(argv: list[str]) -> int:
     from .ask import KINDS, ask, ensure_indexed, format_result, routed_companies
-    from .pipeline import parse_set, prepare, report_interrupt
+    from .pipeline import parse_set, prepare
+    from .run_messages import report_interrupt
 
     ap = argparse.ArgumentParser(prog="rag ask", description="Answer one question from a dataset's reports "
                                  "(indexes them first when needed) and print the cited pages.")
@@ -180,7 +181,7 @@ def usage() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .pipeline import error_line, is_interrupt, report_interrupt, user_error
+    from .run_messages import error_line, is_interrupt, report_interrupt, user_error
 
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):

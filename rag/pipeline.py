@@ -15,11 +15,11 @@ Before any stage (rag.core.run_guard): the output and cache folders are checked 
 ``error: output folder: cannot write <path> (<reason>)``, exit 2) and the run takes ``outputs/<run>/run.lock``
 (another live run on the folder: one line naming it, exit 2; ``--wait`` waits). Ctrl-C prints
 ``interrupted at <stage> (<n> of <m> items done); resume with: <command>`` and exits 130, kernels stopped.
+Those lines and the closing summary are :mod:`rag.run_messages`.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -28,6 +28,9 @@ from typing import Any, Callable, Sequence
 from .core.stages import NOTEBOOKS, PIPELINE, STAGES as STAGE_SPECS  # 08_label is a notebook only
 from .core.config import PROJECT_ROOT, RunConfig, load_config, parse_set  # noqa: F401 - parse_set: CLIs
 from .core.dataset import Dataset, load_dataset
+# What a run prints: the closing summary, user errors and Ctrl-C as one line.
+from .run_messages import (is_interrupt, print_failures, print_outcome, print_routing, report_interrupt,
+                           report_user_error, run_failures, user_error)
 
 DEMO_DIR = "data/demo"
 
@@ -123,128 +126,6 @@ def run_notebooks(preset: str, data_dir: str, run: str, overrides: dict[str, Any
     return done
 
 
-def print_outcome(cfg: RunConfig) -> None:
-    """Say where things are and, when 07 ran, the score."""
-    print(f"\nOutputs: {cfg.run_dir}")
-    from .answer import submission_path
-
-    sub = submission_path(cfg)
-    if sub.exists():
-        print(f"Submission: {sub}")
-    from .evaluate import scores_path
-
-    scores = scores_path(cfg)
-    if scores.exists():
-        s = json.loads(scores.read_text())
-        tot = s.get("totals", s)
-        keys = [k for k in ("G", "R", "score", "max_score", "questions") if k in tot]
-        if tot.get("questions") == 0:  # a dataset of one's own has no answers.json: nothing was scored
-            print(f"Score: none (no gold in {cfg.data_dir}: answers.json, or labels.jsonl from 08_label)")
-        else:
-            print("Score: " + ", ".join(f"{k}={tot[k]}" for k in keys))
-
-
-def run_failures(run_dir: Path, stages: Sequence[str] | None = None) -> dict[str, dict[str, str]]:
-    """``{stage: {item: reason}}`` of failed and blocked items, from the stages' manifests (a stage that
-    has not run has none)."""
-    from .core.artifacts import STAGES, read_manifest
-
-    out = {}
-    for st in stages or STAGES:
-        fails = (read_manifest(run_dir, st, missing_ok=True) or {}).get("failures") or {}
-        if fails:
-            out[st] = dict(fails)
-    return out
-
-
-def print_failures(failures: dict[str, dict[str, str]], shown: int = 5) -> None:
-    """The warning summary at the end of a run: per stage, how many items failed or were blocked and why."""
-    if not failures:
-        return
-    print("\nwarning: some items did not finish (their questions are answered N/A with the reason):", file=sys.stderr)
-    for st, items in failures.items():
-        print(f"  {st}: {len(items)} item(s)", file=sys.stderr)
-        for item, reason in list(items.items())[:shown]:
-            print(f"    {item}: {reason.splitlines()[0] if reason else '?'}", file=sys.stderr)
-        if len(items) > shown:
-            print(f"    ... and {len(items) - shown} more (see {st}/manifest.json)", file=sys.stderr)
-
-
-# Errors a user fixes (a model that cannot run, a bad config or dataset): printed as one line plus the
-# resume hint, not as a traceback; --debug re-raises them.
-USER_ERRORS = ("ModelUnavailable", "ConfigError", "DatasetError", "LexiconError", "QuestionError", "SetupError",
-               "Unwritable", "RunLocked")
-# User errors whose message is the whole line (``error: <what>: cannot write <path> (<reason>)``).
-PLAIN_ERRORS = ("Unwritable", "RunLocked")
-# Lines of a setup error's message printed on the console (a dataset lists one problem a line).
-MAX_PROBLEM_LINES = 20
-INTERRUPTED = 130  # exit code of a run stopped by Ctrl-C (128 + SIGINT), as a shell reports it
-
-
-def error_line(name: str, msg: str) -> str:
-    """``error: <name>: <message>`` (or ``error: <message>`` for the errors that name their place)."""
-    return f"error: {msg}" if name.rsplit(": ", 1)[-1] in PLAIN_ERRORS else f"error: {name}: {msg}"
-
-
-def user_error(e: BaseException) -> tuple[str, str] | None:
-    """(error class, message) when ``e`` is a user error, raised directly or inside a notebook run by
-    papermill (whose exception carries the cell's error name and value); else None."""
-    if type(e).__name__ == "PapermillExecutionError":
-        ename, evalue = getattr(e, "ename", ""), getattr(e, "evalue", "")
-        return (ename, evalue) if ename in USER_ERRORS else None
-    if any(c.__name__ in USER_ERRORS for c in type(e).__mro__):  # the class or a subclass of one
-        return type(e).__name__, str(e)
-    return None
-
-
-def report_user_error(e: BaseException, stage: str, run_dir: Path | None, argv: Sequence[str],
-                      prog: str = "python -m rag.pipeline") -> int:
-    """Print the error (+ where the full message is and, when a stage had started, how to resume);
-    return the exit code 2. Before any stage (``stage == "setup"``: a bad dataset, config or question)
-    every line of the message is printed (a dataset error names ``file:row: problem`` a line) and no
-    resume hint (nothing ran). The full message goes to ``<run_dir>/error.log`` (the run's own folder)."""
-    import shlex
-
-    ename, msg = user_error(e)
-    lines = msg.strip().splitlines() or [ename]
-    log = None
-    if run_dir is not None and ename not in PLAIN_ERRORS:
-        try:
-            run_dir.mkdir(parents=True, exist_ok=True)
-            log = run_dir / "error.log"
-            log.write_text(f"{stage}: {ename}: {msg}\n")
-        except OSError:
-            log = None
-    shown = lines if stage == "setup" else lines[:1]
-    where = "" if stage == "setup" or ename in PLAIN_ERRORS else f"{stage}: "
-    gap = "" if stage == "setup" else "\n"  # after a stage's output, a blank line first
-    print(f"{gap}{error_line(where + ename, shown[0])}", file=sys.stderr)
-    for ln in shown[1:MAX_PROBLEM_LINES]:
-        print(ln, file=sys.stderr)
-    if len(lines) > len(shown[:MAX_PROBLEM_LINES]) and log is not None:
-        print(f"  full message: {log}", file=sys.stderr)
-    if stage != "setup":
-        print(f"  finished items are kept; resume with: {prog} {shlex.join(argv)}", file=sys.stderr)
-    return 2
-
-
-def is_interrupt(e: BaseException) -> bool:
-    """Ctrl-C: in this process, or inside a notebook cell (papermill's error names it)."""
-    return isinstance(e, KeyboardInterrupt) or getattr(e, "ename", "") == "KeyboardInterrupt"
-
-
-def report_interrupt(e: BaseException, run_dir: Path | None, resume: str) -> int:
-    """``interrupted at <stage> (<n> of <m> items done); resume with: <command>``; child processes (notebook
-    kernels and what they started) stopped; exit code 130."""
-    from .core.run_guard import interrupt_message, interrupted_at
-    from .kernels import stop_kernels
-
-    stop_kernels()
-    note = interrupted_at(run_dir) if run_dir is not None else None
-    print(f"\n{interrupt_message(getattr(e, '_rag_stage', None), note, resume)}", file=sys.stderr, flush=True)
-    return INTERRUPTED
-
-
 def main(argv: Sequence[str] | None = None, prog: str = "python -m rag.pipeline") -> int:
     import shlex
 
@@ -314,19 +195,6 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m rag.pipeline"
     finally:
         if lock is not None:
             lock.release()
-
-
-def print_routing(run_dir: Path) -> None:
-    """The closing summary's list of questions 05 could not route to exactly one company's report (answered
-    N/A with the reason by 06): unrouted (no company of the dataset named) and ambiguous ones."""
-    from .retrieve import unrouted_questions
-
-    bad = unrouted_questions(run_dir)
-    if not bad:
-        return
-    print(f"\nwarning: {len(bad)} question(s) not routed to one report (answered N/A):", file=sys.stderr)
-    for qid, why in bad.items():
-        print(f"  {qid}: {why}", file=sys.stderr)
 
 
 if __name__ == "__main__":
