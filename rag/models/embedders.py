@@ -2,8 +2,8 @@
 
 Contract: ``get_embedder(cfg)`` -> a :class:`rag.models.embed.LocalEmbedder` (torch), an
 :class:`rag.models.embed_onnx.OnnxEmbedder` (``embed.runtime`` onnx / onnx-int8) or an
-:class:`rag.models.embed.OpenAIEmbedder`; all disk-cached. Its own module so that ``embed`` and
-``embed_onnx`` (which builds on ``embed``) sit below it without importing each other both ways.
+:class:`rag.models.embed_openai.OpenAIEmbedder`; all disk-cached. Its own module so that ``embed`` and
+``embed_onnx`` / ``embed_openai`` (which build on ``embed``) sit below it without importing each other both ways.
 """
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import threading
 
 from .base import ModelUnavailable
 from .cache import DiskCache
-from .embed import LocalEmbedder, OpenAIEmbedder, _CachedEmbedder
+from .embed import LocalEmbedder, _CachedEmbedder
+from .embed_openai import OpenAIEmbedder
 
 _REGISTRY: dict[tuple, _CachedEmbedder] = {}
 _REG_LOCK = threading.Lock()
