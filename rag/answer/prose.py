@@ -18,7 +18,7 @@ Contracts:
   :data:`LEXICON_SCORE`. When the metric names a thing (:func:`named_terms`: its capitalized words other
   than the first, "CDX-585 program", "LinkedIn members") the words must name it too.
 - Unit, scale and currency come from the figure's own words ("$406.1 million", "1,300 employees",
-  "250 MW"); the period (:func:`_year_of`): the year the words right after the figure name ("... in 2022",
+  "250 MW"); the period (:func:`year_of`): the year the words right after the figure name ("... in 2022",
   "as of December 31, 2022"), else the last year before it. A figure dated other than the report's year
   (the tables' ``report_year``, else the latest "as of <date>" year of the pages' sentences; with neither,
   a later year in its own sentence) is dropped, and so is the first figure of "from X to Y", "compared
@@ -35,6 +35,7 @@ Contracts:
 - Scores are on the table candidates' scale (share of the metric's words) less :data:`PROSE_PENALTY` (a
   sentence is looser than a labelled row), :data:`DISTANCE_PENALTY` per word between the figure and the
   nearest metric word and ``figures.RANK_PENALTY`` per page rank.
+Sentences, dates and the report's dollar: :mod:`rag.answer.prose_period`.
 """
 from __future__ import annotations
 
@@ -49,7 +50,9 @@ from ..core.config import RunConfig
 from ..core.questions import search_text
 from .context import CtxPage
 from ..clean import units
-from .figures import RANK_PENALTY, Candidate, dedupe, parse_tables, report_year, stated_dollar
+from .figures import RANK_PENALTY, Candidate, dedupe
+# A page's sentences, the year a figure is dated to, the report's year and dollar.
+from .prose_period import YEAR, page_sentences, page_year, report_dollar, year_of
 
 # ---- scoring constants (what a prose candidate is; the knobs of a run are in AnswerConfig) -------------
 PROSE_PENALTY = 0.1  # a sentence names its figure less reliably than a table row its cell
@@ -58,7 +61,6 @@ LEXICON_SCORE = 0.8  # a multi-word lexicon term of the question's topic next to
 DROPPED_MAX = 40  # dropped numbers kept in the debug record
 WORDS_CHARS = 160  # the words around the figure shown to the picker
 
-_SENTENCE = re.compile(r"(?<=[.;!?])\s+(?=[A-Z(\"'“])")
 # A figure with its currency before and its scale / unit after: "US$406.1 million", "1,300 employees".
 _FIGURE = re.compile(
     r"(?P<cur>US\$|A\$|AU\$|C\$|NZ\$|HK\$|S\$|R\$|[$€£¥₹]|\b(?:USD|EUR|GBP|AUD|CAD|CHF|JPY|NZD|HKD|SGD|SEK|NOK|DKK)\s?)?"
@@ -66,7 +68,6 @@ _FIGURE = re.compile(
     r"(?P<pct>\s?%|\s?per\s?cent\b|\s?percent\b)?"
     r"(?:\s?(?P<scale>thousand|million|billion|bn|mn|mln|m|k)\b)?"
     r"(?:\s?(?P<cur2>USD|EUR|GBP|AUD|CAD|dollars|euros?|pounds))?")
-_YEAR = re.compile(r"(?<![\w.,$€£])((?:19|20)\d\d)(?!\d|[.,]\d|\s?%)")
 _MONTH = re.compile(r"(?i)\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?$")
 _MONTH_AFTER = re.compile(r"(?i)^\s*(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b")
 # Words that make the figure after them an earlier period's or another basis's.
@@ -107,23 +108,6 @@ class _Hit:
     start: int  # the number's digits
     end: int  # the end of the figure (scale / currency words included)
     first: int  # the start of the figure (its currency sign included)
-
-
-def _sentences(text: str) -> list[str]:
-    """The page's sentences outside tables (Markdown rows and the clean stage's "Table:" lines skipped)."""
-    out: list[str] = []
-    para: list[str] = []
-    for line in (text or "").splitlines():
-        s = line.strip()
-        if not s or s.startswith("|") or s.startswith("Table:"):
-            if para:
-                out += _SENTENCE.split(" ".join(para))
-                para = []
-            continue
-        para.append(s.lstrip("#-*• ").strip())
-    if para:
-        out += _SENTENCE.split(" ".join(para))
-    return [s for s in out if any(c.isdigit() for c in s)]
 
 
 def _kinds(question: str, company: str) -> tuple[bool, bool, bool]:
@@ -219,59 +203,9 @@ def _metric_fit(left: list[str], right: list[str], terms: set[str], phrases: lis
     return best
 
 
-_YEAR_AFTER = re.compile(r"^[^.;\d]{0,30}?\b(?:in|for|during|at|as of|as at|of|by|ended|ending)\b[^.;\d]{0,25}?"
-                         r"(?<![\w.,$€£])((?:19|20)\d\d)(?!\d|[.,]\d|\s?%)")
-
-
-def _year_of(sentence: str, a: int, b: int) -> int | None:
-    """The period year of the figure at ``sentence[a:b]``: a year the words right after it name with no other
-    number between ("$339.3 million in 2022", "1,300 employees as of December 31, 2022"), else the last year
-    printed before it, else the first after it; None when the sentence names none."""
-    m = _YEAR_AFTER.match(sentence[b:])
-    if m:
-        return int(m.group(1))
-    left = [int(y.group(1)) for y in _YEAR.finditer(sentence[:a])]
-    if left:
-        return left[-1]
-    right = _YEAR.search(sentence[b:])
-    return int(right.group(1)) if right else None
-
-
-_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
-_PERIOD_END = re.compile(
-    r"(?i)(?:\b(?:as (?:of|at)|years? ended|period ended|fiscal(?: year)?|FY|ended|ending|end of)\s+"
-    rf"(?:(?:{_MONTHS})\s+\d{{1,2}},?\s+|\d{{1,2}}\s+(?:{_MONTHS}),?\s+)?|\b\d{{1,2}}\s+(?:{_MONTHS})\s+|"
-    rf"\b(?:{_MONTHS})\s+\d{{1,2}},\s+)((?:19|20)\d\d)\b")
-
-
-def _page_year(pages: list[CtxPage]) -> int | None:
-    """The report's period end year: the tables' (rag.answer.md_tables.report_year), else the latest year the
-    pages' sentences name as a period end ("As of December 31, 2022", "year ended 30 June 2022"); None
-    when neither (then only a later year in the figure's own sentence dates it as older)."""
-    y = report_year([t for p in pages for t in parse_tables(p.text)])
-    if y:
-        return y
-    seen = [int(m.group(1)) for p in pages for s in _sentences(p.text) for m in _PERIOD_END.finditer(s)]
-    return max(seen) if seen else None
-
-
-_UNIT_DOLLAR = re.compile(r"(?m)^Table:.*?\bvalues in (?:\w+ of )?([A-Z]{3})\b")
-
-
-def report_dollar(pages: list[CtxPage], report_currency: str | None) -> str:
-    """The dollar a bare "$" means in this report: the one the pages say the report is presented in
-    ("presented in Australian dollars"), else the most common dollar of the clean stage's table unit lines
-    (it resolved "$" per report), else the dataset's report currency (USD when it is no dollar)."""
-    stated = stated_dollar([p.text for p in pages])
-    if stated:
-        return stated
-    seen = Counter(c for p in pages for c in _UNIT_DOLLAR.findall(p.text or "") if c in nums.DOLLAR_CODES)
-    return seen.most_common(1)[0][0] if seen else nums.resolve_dollar("$", report_currency) or "USD"
-
-
 def _is_year_or_date(sentence: str, h: _Hit) -> str | None:
     raw = sentence[h.start:h.end]
-    if not h.currency and not h.percent and h.factor == 1 and _YEAR.fullmatch(raw.strip()):
+    if not h.currency and not h.percent and h.factor == 1 and YEAR.fullmatch(raw.strip()):
         return "a year"
     before = sentence[max(0, h.start - 12):h.start].rstrip()
     if _MONTH.search(before) or _MONTH_AFTER.match(sentence[h.end:]):
@@ -303,7 +237,7 @@ def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     per_share = nums.asks_per_share(question)
     changes = bool(_ASKS_CHANGE.search(search_text(question, company)))
     dollar = report_dollar(context_pages or pages, report_currency)
-    year = _page_year(pages)
+    year = page_year(pages)
     before, after = a.prose_window_words
     found: list[Candidate] = []
     dropped: list[dict[str, Any]] = []
@@ -313,7 +247,7 @@ def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
             dropped.append({"printed": h.printed, "page": p.page, "words": words[:WORDS_CHARS], "reason": why})
 
     for p in pages:
-        for s in _sentences(p.text):
+        for s in page_sentences(p.text):
             hits = _figures(s, dollar)
             nouns = Counter(_next_word(s, h) for h in hits)
             for h in hits:
@@ -350,10 +284,10 @@ def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                     why = f"printed in {h.currency}, {asked} is asked"
                 if why is None and per_share and "share" not in words.lower():
                     why = "no 'per share' next to the figure"
-                fy = _year_of(s, h.first, h.end)
+                fy = year_of(s, h.first, h.end)
                 if why is None and year and fy and fy != year:
                     why = f"dated {fy}, the report's year is {year}"
-                if why is None and not year and fy and (later := max(map(int, _YEAR.findall(s)))) > fy:
+                if why is None and not year and fy and (later := max(map(int, YEAR.findall(s)))) > fy:
                     why = f"dated {fy}, its sentence names {later}"
                 if why is not None:
                     drop(h, p, words, why)
