@@ -7,6 +7,7 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from rag.core.dataset import Dataset, Gold, PageRef, Question
 from rag.evaluate import evaluate_submission, main, run_evaluate
@@ -96,3 +97,12 @@ def test_paired_groups_and_cli(make_cfg, tmp_path):
         assert main(["--run", str(cfgs[1].run_dir)]) == 0
     text = buf.getvalue()
     assert "right_a" in text and "boolean False-gold" in text and text.count("N/A precision") == 2
+    # a run's name is enough when it lives in the default outputs folder (`--run dev`, as `rag run` names it)
+    import rag.core.config
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rag.core.config, "PROJECT_ROOT", cfgs[1].run_dir.parent.parent)
+        buf = io.StringIO()
+        with redirect_stdout(buf):
+            assert main(["--run", "rb"]) == 0
+        assert "boolean False-gold" in buf.getvalue()

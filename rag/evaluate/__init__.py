@@ -213,6 +213,17 @@ def per_question(run: RunConfig | Path | str) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
+def _run_arg(run: str) -> str:
+    """A run given on the command line: a folder, or a run's name under the default outputs folder
+    (``dev`` -> ``outputs/dev``) when no such folder is here."""
+    from ..core.config import project_path
+
+    if Path(run).exists():
+        return run
+    named = project_path(RunConfig().outputs_dir) / run
+    return str(named) if named.exists() else run
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m rag.evaluate --data DIR --submission FILE [--gold answers|labels|both]``: print the score.
     ``python -m rag.evaluate --run RUN``: the by-group table of a run scored by 07.
@@ -229,9 +240,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run", help="a run folder (outputs/<run>) scored by 07: print its groups")
     a = ap.parse_args(argv)
     if a.run:
+        a.run = _run_arg(a.run)
         print(group_table(per_question(a.run)).to_string(index=False))
         return 0
     if a.paired:
+        a.paired = [_run_arg(r) for r in a.paired]
         keep = ["score", "max_score", "G", "R", "answer_accuracy", "na_precision", "na_recall", "seconds", "tokens"]
         both = compare_runs(*a.paired)
         print(both[[c for c in keep if c in both.columns]].to_string())
