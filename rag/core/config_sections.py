@@ -150,6 +150,15 @@ class RetrieveConfig(_Frozen):
     # erc2-dev hybrid: gold-pool hit@10 0.846 -> 1.0, MRR 0.589 -> 0.715 (benchmarks/retrieve.py).
     lexicon_expansion: bool = True
     lexicon: str = "prompts/search/lexicon.toml"  # relative to the project root
+    # Pages of the primary financial statements a question names or draws on (its balance sheet, income or
+    # cash-flow statement; prompts/search/statements.toml) join the candidates first, at most this many per
+    # statement (0: off). rag.retrieve.statements; measured in RESULTS.md (issue 31).
+    statement_pages: int = Field(2, ge=0)
+    statements: str = "prompts/search/statements.toml"  # relative to the project root
+    # A statement page: its title within the page's first statement_title_chars characters, and at least
+    # statement_min_figures figures printed with a thousands separator or decimals (a contents page has none).
+    statement_title_chars: int = Field(400, ge=1)
+    statement_min_figures: int = Field(20, ge=1)
     # Also search densely with "query + lexicon terms" (a second dense query; the best cosine counts).
     lexicon_dense: bool = True
 

@@ -49,6 +49,7 @@ from ..core.usage import ItemUsage
 from ..core.dataset import Dataset, Question
 from ..models.base import Usage
 from .query import lexicon_hash
+from .statements import statements_hash
 # CandidatePage, RetrievalRecord: the 05 records (rag.core.records); re-exported, tests import them from here.
 from ..core.records import SCORE_KEYS, CandidatePage, RetrievalRecord, RoutedReport  # noqa: F401
 from .route import route, route_filings, routing_status, split_comparative
@@ -91,7 +92,8 @@ def question_key(cfg: RunConfig, q: Question, routed: Sequence[str], companies: 
     return hash_key(q.text, q.kind, {s: companies[s] for s in routed}, upstream,
                     deps.config_signature(cfg, STAGE),
                     # the lexicon's content only when it is used: keys of runs without it stay as they were
-                    *([lexicon_hash(cfg)] if cfg.retrieve.lexicon_expansion else []), CODE_VERSION)
+                    *([lexicon_hash(cfg)] if cfg.retrieve.lexicon_expansion else []),
+                    *([statements_hash(cfg)] if cfg.retrieve.statement_pages else []), CODE_VERSION)
 
 
 def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> RetrievalRecord:

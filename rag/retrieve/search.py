@@ -16,6 +16,7 @@ from ..core.config import RunConfig
 from ..core.records import CandidatePage
 from ..models.base import Usage
 from .query import build_search, clear_expansions
+from .statements import add_statement_pages
 
 
 # ---- caches (one process may answer many questions per report) -------------------------------
@@ -148,4 +149,8 @@ def retrieve_pages(cfg: RunConfig, question_text: str, sha1: str, *, index=None,
     if trace is not None:
         trace.update(search)
     found = search_chunks(cfg, index, search["dense_queries"], search["bm25_query"], embed)
-    return lift_to_pages(cfg, index.chunks, found, texts)
+    pages = lift_to_pages(cfg, index.chunks, found, texts)
+    added = add_statement_pages(cfg, search["query"], pages, texts)
+    if trace is not None and added is not pages:
+        trace["statement_pages"] = [p.page for p in added if p.statement]
+    return added

@@ -1,0 +1,89 @@
+"""Primary financial statement pages as candidates (stage 05).
+
+Why: a question naming a statement or a line item printed there ("net PPNE shown in the balance sheet",
+"FY2021 capital expenditure ... statement of cash flows") is answered from that statement's page, which the
+chunk search often ranks below MD&A or note pages quoting the same words. On financebench-dev the gold
+evidence page was outside the top 10 for 23 of 65 questions, 14 of them number questions about statement
+items (RESULTS.md, issue 31).
+
+Contract:
+- ``statements_hash(cfg)``: content hash of ``retrieve.statements`` ("" when ``retrieve.statement_pages`` is 0);
+  05's currency key. A missing or bad file raises :class:`StatementsError` naming the file.
+- ``asked_statements(cfg, query) -> [name]``: the statements whose ``when`` matches the question (file order).
+- ``statement_pages(cfg, names, texts) -> [(name, page)]``: for each named statement, up to
+  ``retrieve.statement_pages`` pages (1-based, page order) whose first ``retrieve.statement_title_chars``
+  characters, lowercased with every space removed, match the statement's ``title`` and which print at least ``retrieve.statement_min_figures``
+  figures with a thousands separator or decimals (a table of contents names the statement but prints none).
+- ``add_statement_pages(cfg, query, pages, texts) -> pages``: those pages first (scores ``retrieval`` and
+  ``final`` 1.0, ``CandidatePage.statement`` the statement's name), then the searched pages without them, cut to
+  ``retrieve.top_pages``. Unchanged when no statement is asked or none is found.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..core.config import RunConfig, project_path
+from ..core.records import CandidatePage
+from ..core.topic_file import read_topics
+
+# A figure as statements print it: 1,234 / (1,234) / 12.5 (page numbers and years have neither).
+_FIGURE = re.compile(r"\(?\d{1,3}(?:,\d{3})+(?:\.\d+)?\)?|\b\d+\.\d+\b")
+
+
+class StatementsError(ValueError):
+    """The statements file is missing or malformed; the message names the file."""
+
+
+def _path(cfg: RunConfig) -> Path:
+    return project_path(cfg.retrieve.statements)
+
+
+def _topics(cfg: RunConfig):
+    return read_topics(_path(cfg), "retrieve.statements", ("when", "title"), ("when", "title"), StatementsError)
+
+
+def statements_hash(cfg: RunConfig) -> str:
+    return _topics(cfg)[1] if cfg.retrieve.statement_pages > 0 else ""
+
+
+def asked_statements(cfg: RunConfig, query: str) -> list[str]:
+    if cfg.retrieve.statement_pages <= 0:
+        return []
+    return [t["name"] for t in _topics(cfg)[0] if any(w.search(query) for w in t["when"])]
+
+
+def statement_pages(cfg: RunConfig, names: list[str], texts: dict[int, str]) -> list[tuple[str, int]]:
+    r = cfg.retrieve
+    topics = {t["name"]: t for t in _topics(cfg)[0]}
+    out: list[tuple[str, int]] = []
+    for name in names:
+        # the title without spaces: text layers split words ("Consolidated Balance Shee t")
+        found = [p for p in sorted(texts)
+                 if any(rx.search(re.sub(r"\s+", "", texts[p][: r.statement_title_chars].lower()))
+                        for rx in topics[name]["title"])
+                 and len(_FIGURE.findall(texts[p])) >= r.statement_min_figures]
+        out += [(name, p) for p in found[: r.statement_pages] if all(p != q for _, q in out)]
+    return out
+
+
+def add_statement_pages(cfg: RunConfig, query: str, pages: list[CandidatePage],
+                        texts: dict[int, str]) -> list[CandidatePage]:
+    names = asked_statements(cfg, query)
+    if not names or not pages:
+        return pages
+    sha1 = pages[0].sha1
+    found = statement_pages(cfg, names, texts)
+    if not found:
+        return pages
+    by_page = {p.page: p for p in pages}
+    first = []
+    for name, page in found:
+        c = by_page.get(page) or CandidatePage(sha1=sha1, page=page, text=texts.get(page, ""), chunk_ids=[],
+                                               scores={"dense": None, "bm25": None, "fused": None,
+                                                       "retrieval": None, "llm": None, "final": None})
+        c.scores.update(retrieval=1.0, final=1.0)
+        c.statement = name
+        first.append(c)
+    taken = {p.page for p in first}
+    return (first + [p for p in pages if p.page not in taken])[: cfg.retrieve.top_pages]

@@ -1,0 +1,70 @@
+"""Primary financial statement pages as 05 candidates (rag.retrieve.statements) on tiny page texts."""
+from __future__ import annotations
+
+import pytest
+
+from rag.core.records import CandidatePage
+from rag.retrieve.statements import (StatementsError, add_statement_pages, asked_statements, statement_pages,
+                                     statements_hash)
+
+FIGS = " | ".join(f"{n},{n:03d}" for n in range(1, 31))  # 30 figures with a thousands separator
+TEXTS = {
+    2: "Index to Financial Statements\nConsolidated Balance Sheets 58\nConsolidated Statement of Income 56\n"
+       "Consolidated Statement of Cash Flows 60",  # a contents page: names every statement, prints no figures
+    30: "Management's discussion. Our balance sheet remains strong; property, plant and equipment rose. " + FIGS[:40],
+    56: "3M Company and Subsidiaries Consolidated Statement of Incom e\n(Millions) 2018 2017\n" + FIGS,
+    58: "3M Company and Subsidiaries Consolidated Balance Shee t At December 31\n(Dollars in millions)\n" + FIGS,
+    60: "Consolidated Statements of Cash Flows\nYears ended December 31\n" + FIGS,
+}
+
+
+def _page(p: int, score: float) -> CandidatePage:
+    return CandidatePage(sha1="a" * 40, page=p, text=TEXTS.get(p, ""), scores={"retrieval": score, "final": score})
+
+
+def test_asked_statements_from_the_statement_named_or_its_line_items(make_cfg):
+    cfg = make_cfg()
+    ask = lambda q: asked_statements(cfg, q)  # noqa: E731
+    assert ask("using information shown in the balance sheet: what is the FY2018 net PPNE?") == ["balance_sheet"]
+    assert ask("What is the FY2021 capital expenditure amount? ... the statement of cash flows.") == ["cash_flow_statement"]
+    assert ask("FY2019 inventory turnover ratio ... the balance sheet and the P&L statement") == \
+        ["balance_sheet", "income_statement"]
+    assert ask("Did the company announce a share buyback plan in 2022?") == []  # an event, found by search
+    assert ask("Who is the Chief Executive Officer?") == []
+    assert asked_statements(make_cfg(overrides={"retrieve.statement_pages": 0}), "net PPNE in the balance sheet") == []
+
+
+def test_statement_pages_need_the_title_up_top_and_figures(make_cfg):
+    cfg = make_cfg()
+    # split words in the title ("Balance Shee t") still match; the contents page (no figures) and the MD&A page
+    # (the words, not the title) do not
+    assert statement_pages(cfg, ["balance_sheet"], TEXTS) == [("balance_sheet", 58)]
+    assert statement_pages(cfg, ["income_statement", "cash_flow_statement"], TEXTS) == \
+        [("income_statement", 56), ("cash_flow_statement", 60)]
+    few = make_cfg(overrides={"retrieve.statement_min_figures": 31})
+    assert statement_pages(few, ["balance_sheet"], TEXTS) == []
+
+
+def test_add_statement_pages_puts_them_first_and_keeps_the_rest(make_cfg):
+    cfg = make_cfg(overrides={"retrieve.top_pages": 3})
+    searched = [_page(30, 1.0), _page(2, 0.8), _page(58, 0.5), _page(7, 0.4)]
+    out = add_statement_pages(cfg, "what is the year end FY2018 net PPNE shown in the balance sheet?", searched, TEXTS)
+    assert [p.page for p in out] == [58, 30, 2]  # the searched page 58 moved up, cut to top_pages
+    assert out[0].statement == "balance_sheet" and out[0].scores["final"] == 1.0 and out[1].statement == ""
+    new = add_statement_pages(cfg, "capital expenditure in the statement of cash flows", searched[:2], TEXTS)
+    assert [p.page for p in new] == [60, 30, 2] and new[0].text == TEXTS[60] and new[0].chunk_ids == []
+    assert add_statement_pages(cfg, "Who chairs the board?", searched, TEXTS) is searched
+
+
+def test_the_statements_file_is_keyed_and_checked(make_cfg, tmp_path):
+    bad = tmp_path / "s.toml"
+    bad.write_text('[[topic]]\nname = "x"\nwhen = ["("]\ntitle = ["y"]\n')
+    cfg = make_cfg(overrides={"retrieve.statements": str(bad)})
+    with pytest.raises(StatementsError, match="s.toml"):
+        statements_hash(cfg)
+    good = tmp_path / "g.toml"
+    good.write_text('[[topic]]\nname = "x"\nwhen = ["a"]\ntitle = ["y"]\n')
+    h1 = statements_hash(make_cfg(overrides={"retrieve.statements": str(good)}))
+    good.write_text('[[topic]]\nname = "x"\nwhen = ["b"]\ntitle = ["y"]\n')
+    assert statements_hash(make_cfg(overrides={"retrieve.statements": str(good)})) != h1
+    assert statements_hash(make_cfg(overrides={"retrieve.statement_pages": 0})) == ""
