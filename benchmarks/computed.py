@@ -13,6 +13,9 @@ and cleaned by 02's code, cached in ``--cache``; no index, no model), each quest
 FinanceBench's tolerance (:func:`rag.evaluate.financebench.judge_number`). Prints counts by group:
 computed-gold questions (recognised, computed, right) and the other number questions (unchanged?).
 These are oracle-page numbers: retrieval misses are not in them.
+
+``--run RUN``: the pages a real run's stage 05 retrieved instead (``outputs/RUN/05_retrieve``, the routed
+reports' candidates in rank order, as 06 reads them), so retrieval misses count.
 """
 from __future__ import annotations
 
@@ -80,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--neighbours", type=int, default=0,
                     help="also the N pages before and after each gold page, ranked after the gold pages (distractors)")
     ap.add_argument("--gold-last", action="store_true", help="rank the neighbour pages above the gold pages")
+    ap.add_argument("--run", help="answer from this run's 05 candidates (outputs/RUN) instead of the gold pages")
     a = ap.parse_args(argv)
     base = {"answer.figure_pick": "code", "answer.figure_fallback": "na", **parse_set(a.set)}
     cfg_off = load_config(a.preset, {**base, "answer.computed_figures": False})
@@ -89,7 +93,12 @@ def main(argv: list[str] | None = None) -> int:
     answers = json.loads((Path(a.data) / "answers.json").read_text())
     lex = load_lexicon(lexicon_path(cfg_on))
     t0 = time.perf_counter()
-    texts = oracle_pages(ds, answers, Path(a.cache), cfg_on, a.neighbours)
+    texts = {} if a.run else oracle_pages(ds, answers, Path(a.cache), cfg_on, a.neighbours)
+    if a.run:
+        from rag.answer.context import candidates_by_report, merged_pages
+        from rag.retrieve import load_retrievals
+
+        records = load_retrievals(Path(cfg_on.outputs_dir if Path(a.run).is_absolute() else "outputs") / a.run)
     t_pages = time.perf_counter() - t0
     counter = len  # token counts only go into the debug record
     groups: dict[str, dict[str, int]] = {}
@@ -107,9 +116,13 @@ def main(argv: list[str] | None = None) -> int:
         g["recognised"] += ask is not None
         refs = [(r.split(":")[0], int(r.split(":")[1]) + 1) for pool in gold.get("reference_pools", []) for r in pool]
         extra = [(s, p + d) for s, p in refs for d in range(-a.neighbours, a.neighbours + 1) if d]
-        pages = [CtxPage(s, p, texts[f"{s}:{p}"], rank) for rank, (s, p) in
-                 enumerate(k for k in dict.fromkeys(extra + refs if a.gold_last else refs + extra)
-                           if f"{k[0]}:{k[1]}" in texts)]
+        if a.run:
+            rec = records.get(q.qid)
+            pages = merged_pages(candidates_by_report(rec), rec.routed_sha1s) if rec else []
+        else:
+            pages = [CtxPage(s, p, texts[f"{s}:{p}"], rank) for rank, (s, p) in
+                     enumerate(k for k in dict.fromkeys(extra + refs if a.gold_last else refs + extra)
+                               if f"{k[0]}:{k[1]}" in texts)]
         rep = next((r for r in ds.reports if pages and r.sha1 == pages[0].sha1), None)
         cur, company = (rep.currency if rep else None), (rep.company if rep else "")
         before = answer_pages(None, cfg_off, "number", q.text, pages, cur, counter, company)
@@ -135,8 +148,11 @@ def main(argv: list[str] | None = None) -> int:
     secs = time.perf_counter() - t1
     around = (f" + {a.neighbours} neighbour page(s) each side, ranked {'above' if a.gold_last else 'after'} them"
               if a.neighbours else "")
-    print(f"ORACLE pages (gold evidence pages{around}; "
-          f"parsed+cleaned pages in cache: {len(texts)}, {t_pages:.1f}s); no retrieval, no model")
+    if a.run:
+        print(f"pages retrieved by outputs/{a.run}/05_retrieve (the routed reports' candidates); no model")
+    else:
+        print(f"ORACLE pages (gold evidence pages{around}; "
+              f"parsed+cleaned pages in cache: {len(texts)}, {t_pages:.1f}s); no retrieval, no model")
     for name, g in groups.items():
         print(f"{name}: {g['questions']} number questions | formula recognised {g['recognised']} | computed "
               f"{g['computed']} (right {g['right_computed']}) | right: existing path {g['right_before']}, "

@@ -113,14 +113,23 @@ def test_recognise_real_wordings(question, name, year, extra):
         assert getattr(ask, k) == v, k
 
 
-@pytest.mark.parametrize("question", [
-    "What is the FY2018 capital expenditure amount (in USD millions) for 3M?",
-    "What is the year end FY2019 total amount of inventories for Best Buy? Answer in USD millions.",
-    "What is Amazon's revenue growth?",  # growth with no span is still one year on the last: recognised below
+@pytest.mark.parametrize("question,name,expr", [
+    ("What is the FY2018 capital expenditure amount (in USD millions) for 3M?", "capital expenditure", "capex"),
+    ("What is the year end FY2019 total amount of inventories for Best Buy? Answer in USD millions.", "inventories",
+     "inventory"),
+    ("what is the year end FY2018 net PPNE for 3M? Answer in USD billions.", "net PP&E", "ppe_net"),
 ])
-def test_plain_line_items_are_not_formulas(question):
+def test_plain_line_items_are_read_from_the_asked_years_column(question, name, expr):
+    """One line item in a named year: an identity formula (after every ratio in the file), so the figure
+    comes from that year's column like an operand."""
     ask = C.recognise(question, LEX)
-    assert ask is None or ask.formula.name == "growth"
+    assert ask.formula.name == name and ask.formula.expr == expr and ask.year is not None
+
+
+def test_a_ratio_naming_a_line_item_is_still_the_ratio():
+    assert C.recognise("What is the FY2019 inventory turnover ratio for Kraft Heinz?", LEX).formula.name == \
+        "inventory turnover"
+    assert C.recognise("What is the FY2016 capex as % of revenue?", LEX).formula.name == "capex as % of revenue"
 
 
 def test_growth_or_cagr_without_a_named_metric_or_span_is_not_recognised():
