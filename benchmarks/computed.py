@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rag.answer.computed import load_lexicon, lexicon_path, recognise  # noqa: E402
 from rag.answer.context import CtxPage  # noqa: E402
 from rag.answer.fuse import answer_pages  # noqa: E402
+from rag.core.artifacts import write_json_atomic  # noqa: E402
 from rag.core.config import load_config  # noqa: E402
 from rag.core.dataset import load_dataset  # noqa: E402
 from rag.evaluate.financebench import judge_number, load_meta  # noqa: E402
@@ -66,10 +67,7 @@ def oracle_pages(ds, answers: dict, cache: Path, cfg, neighbours: int = 0) -> di
         rep = ParsedReport(sha1=sha1, pdf=str(pdf), pipeline="native", n_pages=len(parsed), pages=parsed)
         clean, _ = clean_report(rep, by_sha[sha1].company, cfg, str(pdf), by_sha[sha1].currency or "USD")
         have.update({f"{sha1}:{p.page}": p.markdown for p in clean.pages})
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(".tmp")
-        tmp.write_text(json.dumps(have))
-        tmp.replace(cache)
+        write_json_atomic(cache, have, indent=None)
     return have
 
 
@@ -98,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         from rag.answer.context import candidates_by_report, merged_pages
         from rag.retrieve import load_retrievals
 
-        records = load_retrievals(Path(cfg_on.outputs_dir if Path(a.run).is_absolute() else "outputs") / a.run)
+        records = load_retrievals(cfg_on.path("outputs_dir") / a.run)  # a run's name or folder
     t_pages = time.perf_counter() - t0
     counter = len  # token counts only go into the debug record
     groups: dict[str, dict[str, int]] = {}

@@ -216,11 +216,9 @@ def per_question(run: RunConfig | Path | str) -> pd.DataFrame:
 def _run_arg(run: str) -> str:
     """A run given on the command line: a folder, or a run's name under the default outputs folder
     (``dev`` -> ``outputs/dev``) when no such folder is here."""
-    from ..core.config import project_path
-
     if Path(run).exists():
         return run
-    named = project_path(RunConfig().outputs_dir) / run
+    named = RunConfig().path("outputs_dir") / run
     return str(named) if named.exists() else run
 
 

@@ -57,11 +57,10 @@ def statement_pages(cfg: RunConfig, names: list[str], texts: dict[int, str]) -> 
     r = cfg.retrieve
     topics = {t["name"]: t for t in _topics(cfg)[0]}
     out: list[tuple[str, int]] = []
+    # each page's head without spaces, once: text layers split words ("Consolidated Balance Shee t")
+    heads = {p: re.sub(r"\s+", "", texts[p][: r.statement_title_chars].lower()) for p in sorted(texts)}
     for name in names:
-        # the title without spaces: text layers split words ("Consolidated Balance Shee t")
-        found = [p for p in sorted(texts)
-                 if any(rx.search(re.sub(r"\s+", "", texts[p][: r.statement_title_chars].lower()))
-                        for rx in topics[name]["title"])
+        found = [p for p, head in heads.items() if any(rx.search(head) for rx in topics[name]["title"])
                  and len(_FIGURE.findall(texts[p])) >= r.statement_min_figures]
         out += [(name, p) for p in found[: r.statement_pages] if all(p != q for _, q in out)]
     return out
@@ -78,10 +77,9 @@ def add_statement_pages(cfg: RunConfig, query: str, pages: list[CandidatePage],
         return pages
     by_page = {p.page: p for p in pages}
     first = []
-    for name, page in found:
-        c = by_page.get(page) or CandidatePage(sha1=sha1, page=page, text=texts.get(page, ""), chunk_ids=[],
-                                               scores={"dense": None, "bm25": None, "fused": None,
-                                                       "retrieval": None, "llm": None, "final": None})
+    for name, page in found:  # a searched page keeps its search scores; the caller's records stay as they were
+        c = by_page[page].model_copy(deep=True) if page in by_page else \
+            CandidatePage(sha1=sha1, page=page, text=texts.get(page, ""))
         c.scores.update(retrieval=1.0, final=1.0)
         c.statement = name
         first.append(c)
