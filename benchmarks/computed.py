@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rag.answer.computed import load_lexicon, lexicon_path, recognise  # noqa: E402
+from rag.answer.formulas import load_lexicon, lexicon_path, recognise  # noqa: E402
 from rag.answer.context import CtxPage  # noqa: E402
 from rag.answer.fuse import answer_pages  # noqa: E402
 from rag.core.artifacts import write_json_atomic  # noqa: E402

@@ -133,7 +133,7 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
 
         versions.append(events_version(cfg))
     if cfg.answer.computed_figures and "number" in kinds:  # its formula lexicon (rag.answer.computed)
-        from .computed import lexicon_version
+        from .formulas import lexicon_version
 
         versions.append(lexicon_version(cfg))
     if any(cfg.answer.focus_tokens.get(k) for k in kinds) or \
