@@ -271,6 +271,16 @@ def test_ablation_seeded_from_an_existing_run_rechecks_its_stages(tmp_path):
                      stage_fns={st: fake(st) for st in stages}, ds=ds, seed_from="nope", outputs_dir=str(out))
 
 
+def _alive(pid: int) -> bool:
+    """A process that runs (an exited child not yet reaped by init is a zombie: not alive)."""
+    try:
+        os.kill(pid, 0)
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except (ProcessLookupError, FileNotFoundError):
+        return False
+
+
 _ORPHAN_SCRIPT = textwrap.dedent("""
     import os, sys, time
     sys.path.insert(0, {root!r})
@@ -306,18 +316,10 @@ def test_process_workers_exit_when_the_pipeline_is_killed(tmp_path):
     parent.send_signal(signal.SIGKILL)
     parent.wait()
 
-    def alive(pid):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        with open(f"/proc/{pid}/stat") as f:  # an exited child not yet reaped by init is a zombie
-            return f.read().split(")")[-1].split()[0] != "Z"
-
     deadline = time.time() + 15
-    while any(alive(p) for p in pids) and time.time() < deadline:
+    while any(_alive(p) for p in pids) and time.time() < deadline:
         time.sleep(0.2)
-    assert not any(alive(p) for p in pids), "spawned workers outlived the killed pipeline"
+    assert not any(_alive(p) for p in pids), "spawned workers outlived the killed pipeline"
 
 
 _CTRL_C_SCRIPT = textwrap.dedent("""
@@ -370,11 +372,9 @@ def test_ctrl_c_while_process_workers_still_import_prints_no_worker_traceback(tm
     _, err = parent.communicate(timeout=60)
     assert parent.returncode == 130 and err.strip() == "interrupted", err
     deadline = time.time() + 15
-    while any(os.path.exists(f"/proc/{p}") and open(f"/proc/{p}/stat").read().split(")")[-1].split()[0] != "Z"
-              for p in pids) and time.time() < deadline:
+    while any(_alive(p) for p in pids) and time.time() < deadline:
         time.sleep(0.2)
-    assert not [p for p in pids if os.path.exists(f"/proc/{p}")
-                and open(f"/proc/{p}/stat").read().split(")")[-1].split()[0] != "Z"], "workers left running"
+    assert not [p for p in pids if _alive(p)], "workers left running"
 
 
 _REPRO_SCRIPT = textwrap.dedent("""
