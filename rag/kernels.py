@@ -11,11 +11,15 @@ Contracts:
   workers); a model server it started watches its parent and exits with it. The requests papermill was
   awaiting are cancelled (no "Kernel died" traceback at exit). Called by the CLI on interrupts; harmless
   when none runs.
+- ``interrupt_kills_kernels_first()`` (around each papermill call): Ctrl-C kills the kernels before
+  KeyboardInterrupt is raised, so papermill's cleanup never asks a live kernel to shut down mid-reply.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import threading
 import time
 
 from jupyter_client.manager import AsyncKernelManager
@@ -70,18 +74,14 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def stop_kernels() -> list[int]:
-    """Kill every live kernel's process group (SIGTERM, then SIGKILL after :data:`STOP_GRACE_S`); returns
-    their PIDs. The kernels' connection files and IPC sockets are removed."""
-    pids = []
-    for km in list(_LIVE):
-        pid = km.kernel_pid()
-        if pid:
-            pids.append(pid)
-            try:
-                os.killpg(pid, signal.SIGTERM)  # launched with start_new_session: its group id is its PID
-            except (ProcessLookupError, PermissionError):
-                pass
+def _kill_kernel_groups() -> list[int]:
+    """SIGTERM to every live kernel's process group, SIGKILL after :data:`STOP_GRACE_S`; their PIDs."""
+    pids = [pid for pid in (km.kernel_pid() for km in list(_LIVE)) if pid]
+    for pid in pids:
+        try:
+            os.killpg(pid, signal.SIGTERM)  # launched with start_new_session: its group id is its PID
+        except (ProcessLookupError, PermissionError):
+            pass
     deadline = time.monotonic() + STOP_GRACE_S
     while any(_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -90,6 +90,13 @@ def stop_kernels() -> list[int]:
             os.killpg(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+    return pids
+
+
+def stop_kernels() -> list[int]:
+    """Kill every live kernel's process group (SIGTERM, then SIGKILL after :data:`STOP_GRACE_S`); returns
+    their PIDs. The kernels' connection files and IPC sockets are removed."""
+    pids = _kill_kernel_groups()
     if pids:
         _drop_pending_requests()
     for km in list(_LIVE):
@@ -102,6 +109,36 @@ def stop_kernels() -> list[int]:
     return pids
 
 
+@contextlib.contextmanager
+def interrupt_kills_kernels_first():
+    """While a notebook runs: Ctrl-C kills the kernels' process groups *before* KeyboardInterrupt is raised.
+
+    Why: the interrupt can land inside one of nbclient's coroutines; its ``finally`` then asks the live kernel
+    to shut down (a shutdown_request on the control channel, served by ipykernel in its own thread) while
+    the cell's reply is still being sent, and the kernel prints "Exception in message handler ... ZMQError:
+    Socket operation on non-socket" to the run's console. A kernel already killed (it has no SIGTERM
+    handler: it dies at once) has nothing to print, and nbclient's cleanup finds it dead. Only in the main
+    thread (where Python runs signal handlers); elsewhere a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_sigint(signum, frame):
+        if _LIVE:
+            _kill_kernel_groups()
+            try:
+                _quiet_abandoned_tasks()
+            except Exception:  # noqa: BLE001 - no event loop: nothing to quiet
+                pass
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 def _drop_pending_requests() -> None:
     """Cancel what papermill was awaiting when Ctrl-C left its event loop (the execute request of the kernel
     just killed): otherwise nbclient's exit-time cleanup runs the loop again, the request finds its kernel
@@ -112,6 +149,7 @@ def _drop_pending_requests() -> None:
 
     try:
         loop = ensure_event_loop()
+        _quiet_abandoned_tasks(loop)
         if loop.is_running() or loop.is_closed():
             return
         tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
@@ -121,3 +159,21 @@ def _drop_pending_requests() -> None:
             loop.run_until_complete(asyncio.wait(tasks, timeout=STOP_GRACE_S))
     except Exception:  # noqa: BLE001 - best effort: the kernels are gone either way
         pass
+
+
+def _quiet_abandoned_tasks(loop=None) -> None:
+    """After Ctrl-C killed the kernels, nbclient's tasks for them end with DeadKernelError (a cancelled
+    request) or AssertionError (its liveness poll finds the cell's state gone); asyncio would print each as
+    "Task exception was never retrieved" with a traceback when the task is collected. Those tasks were
+    abandoned on purpose: the loop drops exactly that message; any other loop error is still printed."""
+    if loop is None:
+        from jupyter_core.utils import ensure_event_loop
+
+        loop = ensure_event_loop()
+
+    def handler(lp, context):
+        if context.get("message") == "Task exception was never retrieved":
+            return
+        lp.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)

@@ -102,7 +102,7 @@ def run_notebooks(preset: str, data_dir: str, run: str, overrides: dict[str, Any
     import papermill as pm
 
     from .core.run_guard import require_writable
-    from .kernels import RunKernelManager
+    from .kernels import RunKernelManager, interrupt_kills_kernels_first
 
     cfg = load_config(preset, overrides=overrides, data_dir=data_dir, run=run)
     out_dir = require_writable("output folder", cfg.run_dir / "notebooks")
@@ -115,9 +115,10 @@ def run_notebooks(preset: str, data_dir: str, run: str, overrides: dict[str, Any
         t0 = time.perf_counter()
         print(f"[{name}] running {src.relative_to(PROJECT_ROOT)}", flush=True)
         try:
-            pm.execute_notebook(str(src), str(dst), parameters=params, cwd=str(PROJECT_ROOT),
-                                kernel_name=kernel, progress_bar=False, log_output=False,
-                                kernel_manager_class=RunKernelManager)
+            with interrupt_kills_kernels_first():
+                pm.execute_notebook(str(src), str(dst), parameters=params, cwd=str(PROJECT_ROOT),
+                                    kernel_name=kernel, progress_bar=False, log_output=False,
+                                    kernel_manager_class=RunKernelManager)
         except BaseException as e:  # an error or Ctrl-C
             _tag(e, name)  # for the one-line report in main()
             raise

@@ -558,6 +558,41 @@ def test_notebook_kernels_print_no_tcp_warning_and_real_warnings_stay(tmp_path):
     assert os.path.dirname(a) == jupyter_runtime_dir() and a != b
 
 
+def test_ctrl_c_kills_the_kernel_before_papermills_cleanup_can_ask_it_to_shut_down(tmp_path):
+    """CI failure: Ctrl-C during a notebook run printed the kernel's "[IPKernelApp] ERROR | Exception in
+    message handler ... ZMQError: Socket operation on non-socket": the interrupt landed inside nbclient's
+    coroutine, whose cleanup sent a live kernel a shutdown request while it was replying. With
+    ``interrupt_kills_kernels_first`` the kernel is already dead when KeyboardInterrupt reaches the caller
+    (before ``stop_kernels``), so nothing is left to shut down or to print. On the old code it was alive."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import os, time\nopen('kernel.pid', 'w').write(str(os.getpid()))\n"
+                                          "time.sleep(120)")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / "t.ipynb")
+    code = ("import papermill as pm\nfrom rag.kernels import RunKernelManager, _alive, "
+            "interrupt_kills_kernels_first, stop_kernels\n"
+            "try:\n    with interrupt_kills_kernels_first():\n"
+            "        pm.execute_notebook('t.ipynb', 'o.ipynb', progress_bar=False, "
+            "kernel_manager_class=RunKernelManager)\n"
+            "except KeyboardInterrupt:\n    pid = int(open('kernel.pid').read())\n"
+            "    print('kernel alive at the interrupt:', _alive(pid), flush=True)\n    stop_kernels()\n")
+    (tmp_path / "run_nb.py").write_text(code)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.Popen([sys.executable, "run_nb.py"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "kernel.pid").exists() and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.2)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert "kernel alive at the interrupt: False" in out, (out, err)
+    assert "Traceback" not in err and "Exception in message handler" not in err, err
+    assert not alive(int((tmp_path / "kernel.pid").read_text()))
+
+
 # ---- kill -9 during 06, resume: the same submission --------------------------------------------------
 @pytest.mark.slow
 @pytest.mark.llm
