@@ -62,3 +62,30 @@ def test_hashes_change_with_the_section_only():
     assert a.section_hash("chunk") == b.section_hash("chunk")
     assert a.section_hash("rerank") != b.section_hash("rerank")
     assert a.config_hash() != b.config_hash()
+
+
+def test_a_datasets_settings_file_sits_between_the_preset_and_the_overrides(tmp_path):
+    from rag.core.config import DATASET_SETTINGS
+
+    (tmp_path / DATASET_SETTINGS).write_text("[answer]\ncomputed_figures = true\n[retrieve]\nstatement_pages = 3\n")
+    cfg = load_config("test", data_dir=str(tmp_path))
+    assert cfg.answer.computed_figures is True and cfg.retrieve.statement_pages == 3
+    assert cfg.llm.gguf == load_config("test").llm.gguf  # the rest is the preset's
+    cfg = load_config("test", {"retrieve.statement_pages": 1}, data_dir=str(tmp_path))
+    assert cfg.retrieve.statement_pages == 1 and cfg.answer.computed_figures is True  # --set wins
+    assert load_config("test", data_dir=str(tmp_path / "none")).answer.computed_figures is False  # no file
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("[answer\n", "not valid TOML"),
+    ("[answer]\ncomputed_figurez = true\n", "unknown key 'answer.computed_figurez'"),
+    ("[answer]\ncomputed_figures = 'maybe'\n", "bad value for 'answer.computed_figures'"),
+    ('run = "x"\n', "may not set run"),
+    ('outputs_dir = "/tmp"\n', "may not set outputs_dir"),
+])
+def test_a_bad_dataset_settings_file_is_named(tmp_path, text, needle):
+    from rag.core.config import DATASET_SETTINGS
+
+    (tmp_path / DATASET_SETTINGS).write_text(text)
+    with pytest.raises(ConfigError, match=rf"^{tmp_path / DATASET_SETTINGS}: .*{needle}"):
+        load_config("offline", data_dir=str(tmp_path))

@@ -59,6 +59,12 @@ def test_import_writes_a_loadable_dataset_without_copying_pdfs(tmp_path, capsys)
     assert ds.gold[QS[0]["question"]].answers == ("1577.00",)
     meta = [json.loads(x) for x in (out / "financebench.jsonl").read_text().splitlines()]
     assert meta[0]["unit"] == "USD millions" and meta[3]["unit"] == "percent" and meta[3]["decimals"] == 1
+    # the dataset's own default: FinanceBench's gold for an unprinted margin is the computed value
+    from rag.core.config import load_config
+
+    assert load_config("offline").answer.computed_figures is False  # the preset's (ERC: N/A)
+    assert load_config("offline", data_dir=str(out)).answer.computed_figures is True
+    assert load_config("offline", {"answer.computed_figures": False}, data_dir=str(out)).answer.computed_figures is False
     # a second import into the same folder is refused; a missing asked-about PDF is named
     with pytest.raises(FinanceBenchError, match="not an empty folder"):
         import_financebench(src, out)

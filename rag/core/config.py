@@ -6,6 +6,9 @@ Contract:
 - Overrides are a mapping whose keys are dotted paths (``"chunk.sizes": [1000]``) or nested
   mappings (``{"chunk": {"size": 1000}}``); ``run.executor`` & co. stand for ``execution.*``. An unknown
   key or a bad value raises :class:`ConfigError` naming the key.
+- A dataset folder may hold ``rag-settings.toml`` (:data:`DATASET_SETTINGS`): the settings that suit its
+  questions (an importer writes it, e.g. FinanceBench's computed figures), merged over the preset and under
+  the top-level fields and overrides. It may not name the run's places (``data_dir``, ``run``, folders).
 - Every knob of the pipeline lives here; functions take values from the config, never literals.
 
 Page convention used throughout ``rag``: ``page`` is the 1-based physical page number of the PDF.
@@ -31,6 +34,11 @@ def project_path(value: str | Path) -> Path:
     notebook run from notebooks/ reads the same files as the CLI)."""
     p = Path(value)
     return p if p.is_absolute() else PROJECT_ROOT / p
+
+
+DATASET_SETTINGS = "rag-settings.toml"  # in a dataset folder: its own defaults over the preset's
+# What a dataset's settings may not set: the run's identity and places are the caller's.
+_NOT_DATASET_KEYS = ("preset", "data_dir", "run", "outputs_dir", "models_dir", "cache_dir")
 
 
 class ConfigError(ValueError):
@@ -156,21 +164,49 @@ def load_config(preset: str = "offline", overrides: Mapping[str, Any] | None = N
     """
     data = _read_preset(preset)
     data["preset"] = preset
-    data = _deep_merge(data, {k: v for k, v in top.items() if v is not None})
+    top = {k: v for k, v in top.items() if v is not None}
+    settings, settings_file = read_dataset_settings(top.get("data_dir", data.get("data_dir", RunConfig().data_dir)))
+    if settings:
+        try:
+            RunConfig.model_validate(_deep_merge(data, settings))
+        except ValidationError as e:
+            raise ConfigError(f"{settings_file}: " + "; ".join(_problems(e))) from None
+        data = _deep_merge(data, settings)
+    data = _deep_merge(data, top)
     data = _deep_merge(data, _nest(overrides or {}))
     try:
         cfg = RunConfig.model_validate(data)
     except ValidationError as e:
-        problems = []
-        for err in e.errors():
-            loc = ".".join(str(x) for x in err["loc"])
-            if err["type"] == "extra_forbidden":
-                problems.append(f"unknown key {loc!r}")
-            else:
-                problems.append(f"bad value for {loc!r}: {err['msg']} (got {err.get('input')!r})")
-        raise ConfigError(f"config preset {preset!r}: " + "; ".join(problems)) from None
+        raise ConfigError(f"config preset {preset!r}: " + "; ".join(_problems(e))) from None
     _check_files(cfg, preset)
     return cfg
+
+
+def _problems(e: ValidationError) -> list[str]:
+    problems = []
+    for err in e.errors():
+        loc = ".".join(str(x) for x in err["loc"])
+        if err["type"] == "extra_forbidden":
+            problems.append(f"unknown key {loc!r}")
+        else:
+            problems.append(f"bad value for {loc!r}: {err['msg']} (got {err.get('input')!r})")
+    return problems
+
+
+def read_dataset_settings(data_dir: str | Path) -> tuple[dict[str, Any], Path]:
+    """``(settings, file)``: the dataset folder's :data:`DATASET_SETTINGS` as a nested mapping (``{}`` when the
+    folder has none). Raises :class:`ConfigError` naming the file for bad TOML or a key naming the run's places."""
+    path = project_path(data_dir) / DATASET_SETTINGS
+    if not path.is_file():
+        return {}, path
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from e
+    bad = [k for k in _NOT_DATASET_KEYS if k in data]
+    if bad:
+        raise ConfigError(f"{path}: a dataset's settings may not set {', '.join(bad)} (the run's command does)")
+    return data, path
 
 
 def looks_like_model_file(name: str) -> bool:

@@ -18,7 +18,7 @@ Contract:
 - ``filing_of(doc) -> (period, doc_type)`` in subset.csv's terms ("2024Q2", "10-Q").
 - ``import_financebench(src, out, companies=None) -> ImportResult`` writes ``out`` (subset.csv with period,
   doc_type and file columns, questions.json, answers.json, financebench.jsonl with the metadata,
-  pdf_dirs.txt pointing at SRC/pdfs: no PDF is copied). Filings: every document of the asked companies
+  pdf_dirs.txt pointing at SRC/pdfs: no PDF is copied; rag-settings.toml: :data:`SETTINGS_TOML`). Filings: every document of the asked companies
   whose PDF is present (a user's folder: several filings per company; routing must pick). Assembled
   beside ``out`` and renamed into place; ``out`` must not exist (or be empty).
 """
@@ -34,8 +34,17 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.config import DATASET_SETTINGS
 from ..core.dataset import DatasetError, normalize_doc_type, sha1_of
 
+# The dataset's own defaults (rag.core.config reads them over the preset; --set still wins).
+SETTINGS_TOML = """\
+# Written by `rag import financebench`: this dataset's defaults over the preset (--set overrides them).
+# FinanceBench asks for figures a filing does not print (margins, ratios, growth, averages) and its gold is
+# the value computed from printed line items, where ERC's gold for an unprinted figure is N/A: compute them.
+[answer]
+computed_figures = true
+"""
 QUESTIONS_FILE = "data/financebench_open_source.jsonl"
 DOCS_FILE = "data/financebench_document_information.jsonl"
 PDF_DIR = "pdfs"
@@ -284,6 +293,7 @@ def import_financebench(src: Path | str, out: Path | str, companies: list[str] |
         (tmp / META_FILE).write_text("".join(json.dumps({"text": m.text, **m.meta}) + "\n" for m in mapped))
         rel = os.path.relpath(pdf_dir.resolve(), out.resolve())
         (tmp / "pdf_dirs.txt").write_text(f"# FinanceBench PDFs ({src}), not copied\n{rel}\n")
+        (tmp / DATASET_SETTINGS).write_text(SETTINGS_TOML, encoding="utf-8")
         os.chmod(tmp, 0o755)
         if out.exists():
             out.rmdir()
