@@ -132,7 +132,7 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
         from .event_check import events_version
 
         versions.append(events_version(cfg))
-    if cfg.answer.computed_figures and "number" in kinds:  # its formula lexicon (rag.answer.computed)
+    if cfg.answer.computed_figures and ("number" in kinds or "boolean" in kinds):  # its formula lexicon
         from .formulas import lexicon_version
 
         versions.append(lexicon_version(cfg))

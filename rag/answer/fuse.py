@@ -13,7 +13,8 @@ Contracts:
   with ``answer.figure_na_fallback``, when the model picked none). With ``answer.computed_figures`` a number
   question asking for a ratio, margin, growth or average is first computed in code
   (:func:`rag.answer.computed.answer_computed`); a missing operand falls back to the above, its reason kept
-  in ``interpretation["computed"]``.
+  in ``interpretation["computed"]``. A boolean question asking for the sign of a figure or the direction of
+  its change between two years is decided the same way (:mod:`rag.answer.computed_bool`), else as before.
 - ``structured_call``, ``prompts_dir``: :mod:`rag.answer.calls` (figure_pick asks the model through them too).
 """
 from __future__ import annotations
@@ -54,6 +55,13 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
 
         res = answer_computed(cfg, question, pages, report_currency, company)
         if res is not None and is_answer(kind, res["value"]):
+            return res
+        computed = res["interpretation"]["computed"] if res is not None else None
+    if kind == "boolean" and cfg.answer.computed_figures:  # a sign or a change of figures, decided in code
+        from .computed_bool import answer_computed_bool
+
+        res = answer_computed_bool(cfg, question, pages, report_currency, company)
+        if res is not None and res["value"] in (True, False):
             return res
         computed = res["interpretation"]["computed"] if res is not None else None
     res = _answer_pages(llm, cfg, kind, question, pages, report_currency, counter, company)
