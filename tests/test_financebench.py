@@ -105,6 +105,10 @@ def test_number_yes_no_and_text_verdicts(tmp_path):
     append_verdict(labels, "Q?", "Pricing", "incorrect")
     append_verdict(labels, "Q?", "Pricing", "correct")
     assert hand_verdicts(labels) == {"Q?": "correct"}
+    # a verdict judges one answer: a rerun answering differently is unjudged again, never scored by it
+    assert hand_verdicts(labels, {"Q?": "Pricing"}) == {"Q?": "correct"}
+    assert hand_verdicts(labels, {"Q?": " Pricing\n"}) == {"Q?": "correct"}  # whitespace aside
+    assert hand_verdicts(labels, {"Q?": "Volume"}) == {} and hand_verdicts(labels, {}) == {}
     with pytest.raises(ValueError):
         append_verdict(labels, "Q?", "x", "maybe")
 

@@ -11,8 +11,9 @@ Contract:
 - ``judge_yes_no(value, gold) -> bool``: polarity only: True/False, or a text starting with yes/no.
 - ``verdict(value, meta, gold, text_verdict=None) -> str``: "correct" | "incorrect" | "refusal" (N/A, no
   answer) | "unjudged" (a text answer with no judge verdict and no hand verdict).
-- ``hand_verdicts(path) -> {question: verdict}``: the last labels.jsonl line per question with a ``verdict``
-  field (08_label's correct / incorrect / refusal; written by ``append_verdict``).
+- ``hand_verdicts(path, answers) -> {question: verdict}``: the last labels.jsonl line per question with a
+  ``verdict`` field (08_label's correct / incorrect / refusal; written by ``append_verdict``), counted only
+  when it judged the run's current answer.
 - ``llm_judge(llm, question, gold, answer) -> (verdict, reason)``: the judge prompt
   (prompts/judge/financebench.txt) through any model of rag.models; used only when one is passed.
 - ``score_run(ds, submission, records, verdicts) -> (per_question DataFrame, summary dict)``: per question
@@ -99,8 +100,10 @@ def verdict(value: Any, meta: Mapping[str, Any], gold: str, text_verdict: str | 
 
 
 # ---- text answers: hand verdicts (08_label) and the LLM judge -------------------------------------
-def hand_verdicts(path: Path | str) -> dict[str, str]:
-    """The last ``verdict`` per question in a labels.jsonl (lines without one are ignored)."""
+def hand_verdicts(path: Path | str, answers: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """The last ``verdict`` per question in a labels.jsonl (lines without one are ignored). With ``answers``
+    ({question: the run's answer}) a verdict counts only for the answer it judged: a rerun that answers a
+    question differently has that question unjudged again, never scored by the old answer's verdict."""
     path = Path(path)
     out: dict[str, str] = {}
     if not path.exists():
@@ -111,8 +114,16 @@ def hand_verdicts(path: Path | str) -> dict[str, str]:
         except json.JSONDecodeError:
             continue  # a torn append (rag.core.labels reads it the same way)
         if isinstance(rec, dict) and rec.get("verdict") in VERDICTS and rec.get("question"):
-            out[rec["question"]] = rec["verdict"]
+            q = rec["question"]
+            if answers is not None and _answer_text(rec.get("value")) != _answer_text(answers.get(q)):
+                out.pop(q, None)  # the last line for this question judged another answer
+                continue
+            out[q] = rec["verdict"]
     return out
+
+
+def _answer_text(value: Any) -> str:
+    return " ".join(str(value).split()) if value is not None else ""
 
 
 def append_verdict(path: Path | str, question: str, answer: Any, verdict_: str, labeller: str = "") -> dict:
@@ -143,7 +154,7 @@ def text_verdicts_table(cfg: Any, ds: Dataset) -> pd.DataFrame | None:
     from .submission_file import load_submission
 
     sub = load_submission(submission_path(cfg)) if submission_path(cfg).exists() else {}
-    done = hand_verdicts(ds.root / "labels.jsonl")
+    done = hand_verdicts(ds.root / "labels.jsonl", {t: (v or {}).get("value") for t, v in sub.items()})
     return pd.DataFrame([{"question": t, "answer": (sub.get(t) or {}).get("value"), "gold": m["gold_as_written"],
                           "verdict": done.get(t, "")} for t, m in meta.items() if m["form"] == "text"])
 
@@ -239,7 +250,8 @@ def write_financebench(stage: Any, ds: Dataset, submission: Mapping, records: Ma
     None (nothing written) for a dataset that is not FinanceBench's."""
     if not load_meta(ds):
         return None
-    verdicts = {**hand_verdicts(ds.root / "labels.jsonl"), **(verdicts or {})}
+    answers = {t: (v or {}).get("value") for t, v in submission.items()}
+    verdicts = {**hand_verdicts(ds.root / "labels.jsonl", answers), **(verdicts or {})}
     per_q, summary = score_run(ds, submission, records, verdicts, answer_seconds)
     stage.write_json("financebench.json", summary)
     stage.write_text("financebench_per_question.csv", per_q.to_csv(index=False))
@@ -292,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
 
     records = load_records(cfg, ds) if (cfg.run_dir / "05_retrieve").exists() else {}
     sub = load_submission(submission_path(cfg)) if submission_path(cfg).exists() else {}
-    verdicts = hand_verdicts(ds.root / "labels.jsonl")
+    verdicts = hand_verdicts(ds.root / "labels.jsonl", {t: (v or {}).get("value") for t, v in sub.items()})
     if a.judge and sub:
         from ..models import get_llm
 

@@ -36,7 +36,8 @@ def verdict_widget(cfg: RunConfig, ds: Dataset, labeller: str = "", path: Path |
     path = Path(path) if path else ds.root / "labels.jsonl"
     answers = model_answers(cfg)
     rows: list[dict[str, Any]] = table.to_dict("records")
-    state = {"i": first_unjudged([r["question"] for r in rows], hand_verdicts(path))}
+    current = {r["question"]: r["answer"] for r in rows}  # a verdict counts for the answer it judged
+    state = {"i": first_unjudged([r["question"] for r in rows], hand_verdicts(path, current))}
     header, body, status = W.HTML(), W.HTML(), W.HTML()
     pages = W.Textarea(layout=W.Layout(width="100%", height="220px"), disabled=True)
     who = W.Text(value=labeller, description="labeller")
@@ -47,7 +48,7 @@ def verdict_widget(cfg: RunConfig, ds: Dataset, labeller: str = "", path: Path |
             header.value = "<b>No text questions in this dataset.</b>"
             return
         r = rows[state["i"]]
-        done = hand_verdicts(path)
+        done = hand_verdicts(path, current)
         header.value = (f"<b>{state['i'] + 1}/{len(rows)}</b> — judged {sum(x['question'] in done for x in rows)}"
                         f"/{len(rows)}" + (f" — verdict: <b>{done[r['question']]}</b>" if r["question"] in done else ""))
         body.value = (f"<p>{html.escape(r['question'])}</p><p>gold: <i>{html.escape(str(r['gold']))}</i></p>"
