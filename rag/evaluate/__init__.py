@@ -151,9 +151,13 @@ def _financebench(cfg: RunConfig, ds: Dataset, stage: Stage, sub_path: Path) -> 
 
     if not financebench.load_meta(ds):
         return None
+    from ..answer import load_answers
     from ..retrieve import load_records
 
-    return financebench.write_financebench(stage, ds, load_submission(sub_path), load_records(cfg, ds))
+    # seconds per question = 05's retrieval + 06's answering (it was 05's alone: 0.1 s for ~90 s answers)
+    answering = {qid: float(rec.seconds or 0.0) for qid, rec in load_answers(cfg).items()}
+    return financebench.write_financebench(stage, ds, load_submission(sub_path), load_records(cfg, ds),
+                                           answer_seconds=answering)
 
 
 def scores_path(cfg_or_run: RunConfig | Path | str) -> Path:
