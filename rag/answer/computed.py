@@ -168,6 +168,22 @@ def _source_line(pages: list[CtxPage], c: Candidate) -> str:
 
 
 
+def top_pages_and_year(cfg: RunConfig, pages: list[CtxPage]) -> tuple[list[CtxPage], int | None]:
+    """The top ``answer.computed_pages`` pages and the report year their dated tables print (or None)."""
+    top = pages[: cfg.answer.computed_pages]
+    return top, report_year([t for p in top for t in parse_tables(p.text, cfg.answer.unit_lookback_lines)])
+
+
+def operand_pages(found: dict[tuple[str, int], Operand], top: list[CtxPage]) -> list[CtxPage]:
+    """The pages the operands were read from, in the order found, each once (the answer's citations)."""
+    cited: list[CtxPage] = []
+    for o in found.values():
+        p = next((p for p in top if p.sha1 == o.cand.sha1 and p.page == o.cand.page), None)
+        if p is not None and p not in cited:
+            cited.append(p)
+    return cited
+
+
 def answer_computed(cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
                     company: str = "") -> dict[str, Any] | None:
     """A computed figure from the top ``answer.computed_pages`` pages, or None (module docstring)."""
@@ -175,8 +191,7 @@ def answer_computed(cfg: RunConfig, question: str, pages: list[CtxPage], report_
     ask = recognise(question, lexicon)
     if ask is None:
         return None
-    top = pages[: cfg.answer.computed_pages]
-    page_year = report_year([t for p in top for t in parse_tables(p.text, cfg.answer.unit_lookback_lines)])
+    top, page_year = top_pages_and_year(cfg, pages)
     year = ask.year or page_year
     info: dict[str, Any] = {**ask.row(), "year": year, "pages_searched": [p.page for p in top], "operands": []}
     found: dict[tuple[str, int], Operand] = {}
@@ -203,13 +218,7 @@ def answer_computed(cfg: RunConfig, question: str, pages: list[CtxPage], report_
     except ZeroDivisionError as e:
         info["fallback"] = str(e)
     info["operands"] = [{**o.row(), "line": _source_line(top, o.cand)} for o in found.values()]
-    cited = []
-    for o in found.values():
-        p = next((p for p in top if p.sha1 == o.cand.sha1 and p.page == o.cand.page), None)
-        if p is not None and p not in cited:
-            cited.append(p)
-    if value == NA:
-        cited = []
+    cited = operand_pages(found, top) if value != NA else []
     interp = {"source": "computed", "computed": info, "value_pages": [p.page for p in cited]}
     if value == NA:
         interp["na_reason"] = info["fallback"]

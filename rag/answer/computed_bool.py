@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.config import RunConfig
-from .computed import Missing, Operand, evaluate, find_operand
+from .computed import Missing, Operand, evaluate, find_operand, operand_pages, top_pages_and_year
 from .context import CtxPage
-from .figures import NA, parse_tables, report_year
+from .figures import NA
 from .formulas import METRIC, SPAN, Ask, Formula, Lexicon, lexicon_path, load_lexicon, question_years, recognise
 
 UP = r"\b(?:increas(?:e|ed|es|ing)|grow(?:s|n|ing|th)?|grew|r(?:i|o)se[ns]?|risen|rising|higher)\b"
@@ -101,8 +101,7 @@ def answer_computed_bool(cfg: RunConfig, question: str, pages: list[CtxPage], re
     ask = recognise_bool(question, lexicon)
     if ask is None:
         return None
-    top = pages[: cfg.answer.computed_pages]
-    page_year = report_year([t for p in top for t in parse_tables(p.text, cfg.answer.unit_lookback_lines)])
+    top, page_year = top_pages_and_year(cfg, pages)
     years = tuple(y if y is not None else page_year for y in ask.years)
     info: dict[str, Any] = {**ask.row(), "years": list(years), "pages_searched": [p.page for p in top]}
     found: dict[tuple[str, int], Operand] = {}
@@ -159,12 +158,7 @@ def answer_computed_bool(cfg: RunConfig, question: str, pages: list[CtxPage], re
     except ZeroDivisionError as e:
         info["fallback"] = str(e)
     info["operands"] = [o.row() for o in found.values()]
-    cited: list[CtxPage] = []
-    if value != NA:
-        for o in found.values():
-            p = next((p for p in top if p.sha1 == o.cand.sha1 and p.page == o.cand.page), None)
-            if p is not None and p not in cited:
-                cited.append(p)
+    cited = operand_pages(found, top) if value != NA else []
     interp: dict[str, Any] = {"source": "computed", "computed": info, "value_pages": [p.page for p in cited]}
     if value == NA:
         interp["na_reason"] = info["fallback"]
