@@ -104,24 +104,20 @@ def answer_computed_bool(cfg: RunConfig, question: str, pages: list[CtxPage], re
     top, page_year = top_pages_and_year(cfg, pages)
     years = tuple(y if y is not None else page_year for y in ask.years)
     info: dict[str, Any] = {**ask.row(), "years": list(years), "pages_searched": [p.page for p in top]}
-    found: dict[tuple[str, int], Operand] = {}
-    within: list[CtxPage] = top  # the pages operands are looked up in
+    found: dict[tuple[str, int], Operand] = {}  # the operands of the last look-up (the debug record's)
 
-    def lookup(name: str, y: int) -> float:
-        if (name, y) not in found:
-            found[name, y] = find_operand(cfg, lexicon, name, y, within, report_currency, company, page_year)
-        return found[name, y].value
-
-    def figure(y: int) -> float:
-        if ask.formula is not None:
-            return evaluate(Ask(ask.formula, y), lookup, y)
-        return lookup(ask.operand, y)  # type: ignore[arg-type]
-
-    def figures_of(pages_in: list[CtxPage]) -> list[float]:
-        nonlocal within
-        within = pages_in
+    def figures_in(within: list[CtxPage]) -> list[float]:
+        """Every year's figure from ``within`` alone; fills a fresh ``found``."""
         found.clear()
-        return [figure(y) for y in years]  # type: ignore[arg-type]
+
+        def lookup(name: str, y: int) -> float:
+            if (name, y) not in found:
+                found[name, y] = find_operand(cfg, lexicon, name, y, within, report_currency, company, page_year)
+            return found[name, y].value
+
+        if ask.formula is not None:
+            return [evaluate(Ask(ask.formula, y), lookup, y) for y in years]  # type: ignore[arg-type]
+        return [lookup(ask.operand, y) for y in years]  # type: ignore[arg-type]
 
     value: Any = NA
     try:
@@ -131,17 +127,17 @@ def answer_computed_bool(cfg: RunConfig, question: str, pages: list[CtxPage], re
         if ask.shape == "change":  # both years from one table first: one page states both in one unit
             for page in top:
                 try:
-                    figures = figures_of([page])
+                    figures = figures_in([page])
                     break
                 except (Missing, ZeroDivisionError):
                     continue
         if figures is None:
-            figures = figures_of(top)
+            figures = figures_in(top)
             pages_used = {(o.cand.sha1, o.cand.page) for o in found.values()}
-            if ask.shape == "change" and len(pages_used) > 1 and min(map(abs, figures)) > 0 and \
-                    max(map(abs, figures)) / min(map(abs, figures)) >= SCALE_GAP:
+            low, high = min(map(abs, figures)), max(map(abs, figures))
+            if ask.shape == "change" and len(pages_used) > 1 and low > 0 and high / low >= SCALE_GAP:
                 raise Missing("scale", years[-1], f"the years' figures come from different pages and differ "
-                              f"{max(map(abs, figures)) / min(map(abs, figures)):.0f}-fold: {figures}")
+                              f"{high / low:.0f}-fold: {figures}")
         if any(math.isnan(x) or math.isinf(x) for x in figures):
             raise Missing("result", years[-1], f"the arithmetic gives no real number ({figures})")
         currencies = {o.cand.currency for o in found.values() if o.cand.currency and o.cand.unit != "%"}

@@ -50,24 +50,29 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
     settling part ends the loop (names always reads every part).
     """
     computed: dict[str, Any] | None = None
-    if kind == "number" and cfg.answer.computed_figures:  # a ratio, margin, growth... computed in code
-        from .computed import answer_computed
-
-        res = answer_computed(cfg, question, pages, report_currency, company)
-        if res is not None and is_answer(kind, res["value"]):
-            return res
-        computed = res["interpretation"]["computed"] if res is not None else None
-    if kind == "boolean" and cfg.answer.computed_figures:  # a sign or a change of figures, decided in code
-        from .computed_bool import answer_computed_bool
-
-        res = answer_computed_bool(cfg, question, pages, report_currency, company)
-        if res is not None and res["value"] in (True, False):
+    solve = _computed_answerer(kind) if cfg.answer.computed_figures else None
+    if solve is not None:  # a ratio, margin, growth... (number) or a figure's sign / change (boolean), in code
+        res = solve(cfg, question, pages, report_currency, company)
+        if res is not None and res["value"] != NA:
             return res
         computed = res["interpretation"]["computed"] if res is not None else None
     res = _answer_pages(llm, cfg, kind, question, pages, report_currency, counter, company)
     if computed is not None:  # the formula was recognised, an operand missing: say why beside the answer
         res["interpretation"] = {**(res["interpretation"] or {}), "computed": computed}
     return res
+
+
+def _computed_answerer(kind: str):
+    """The computed-figures answerer of an answer kind (None: the kind has none); imported when used."""
+    if kind == "number":
+        from .computed import answer_computed
+
+        return answer_computed
+    if kind == "boolean":
+        from .computed_bool import answer_computed_bool
+
+        return answer_computed_bool
+    return None
 
 
 def _answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list[CtxPage],

@@ -165,7 +165,8 @@ def load_config(preset: str = "offline", overrides: Mapping[str, Any] | None = N
     data = _read_preset(preset)
     data["preset"] = preset
     top = {k: v for k, v in top.items() if v is not None}
-    settings, settings_file = read_dataset_settings(top.get("data_dir", data.get("data_dir", RunConfig().data_dir)))
+    data_dir = top.get("data_dir", data.get("data_dir", RunConfig.model_fields["data_dir"].default))
+    settings, settings_file = read_dataset_settings(data_dir)
     if settings:
         try:
             RunConfig.model_validate(_deep_merge(data, settings))

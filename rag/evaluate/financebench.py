@@ -122,6 +122,11 @@ def hand_verdicts(path: Path | str, answers: Mapping[str, Any] | None = None) ->
     return out
 
 
+def submission_answers(submission: Mapping[str, Any]) -> dict[str, Any]:
+    """{question: the run's answer value} of a loaded submission (what :func:`hand_verdicts` compares)."""
+    return {t: (v or {}).get("value") for t, v in submission.items()}
+
+
 def _answer_text(value: Any) -> str:
     return " ".join(str(value).split()) if value is not None else ""
 
@@ -154,7 +159,7 @@ def text_verdicts_table(cfg: Any, ds: Dataset) -> pd.DataFrame | None:
     from .submission_file import load_submission
 
     sub = load_submission(submission_path(cfg)) if submission_path(cfg).exists() else {}
-    done = hand_verdicts(ds.root / "labels.jsonl", {t: (v or {}).get("value") for t, v in sub.items()})
+    done = hand_verdicts(ds.root / "labels.jsonl", submission_answers(sub))
     return pd.DataFrame([{"question": t, "answer": (sub.get(t) or {}).get("value"), "gold": m["gold_as_written"],
                           "verdict": done.get(t, "")} for t, m in meta.items() if m["form"] == "text"])
 
@@ -250,8 +255,7 @@ def write_financebench(stage: Any, ds: Dataset, submission: Mapping, records: Ma
     None (nothing written) for a dataset that is not FinanceBench's."""
     if not load_meta(ds):
         return None
-    answers = {t: (v or {}).get("value") for t, v in submission.items()}
-    verdicts = {**hand_verdicts(ds.root / "labels.jsonl", answers), **(verdicts or {})}
+    verdicts = {**hand_verdicts(ds.root / "labels.jsonl", submission_answers(submission)), **(verdicts or {})}
     per_q, summary = score_run(ds, submission, records, verdicts, answer_seconds)
     stage.write_json("financebench.json", summary)
     stage.write_text("financebench_per_question.csv", per_q.to_csv(index=False))
@@ -304,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
 
     records = load_records(cfg, ds) if (cfg.run_dir / "05_retrieve").exists() else {}
     sub = load_submission(submission_path(cfg)) if submission_path(cfg).exists() else {}
-    verdicts = hand_verdicts(ds.root / "labels.jsonl", {t: (v or {}).get("value") for t, v in sub.items()})
+    verdicts = hand_verdicts(ds.root / "labels.jsonl", submission_answers(sub))
     if a.judge and sub:
         from ..models import get_llm
 
