@@ -99,3 +99,19 @@ def test_acronym_routes_only_without_a_name():
     assert route("Does AMEX have an improving operating margin?", reports) == ["ax"]
     assert route("Does AWW pay dividends?", reports) == ["aw"]
     assert route("Does the SEC regulate them?", reports) == []
+
+
+def test_no_company_named_routes_to_the_one_filing_of_the_quarter_named():
+    reports = THREE_M + BBY + PEP + PFE
+    q = "Was there any drop in Cash & Cash equivalents between FY 2023 and Q2 of FY2024?"
+    r = route_filings(q, reports)
+    assert [x.sha1 for x in r] == ["bq"] and "2024Q2" in r[0].why and "no company named" in r[0].why
+    assert routing_status(q, "boolean", reports) == "ok"
+    # a fiscal year alone names every company's annual filing: nothing to route by
+    assert route("Was revenue higher in FY2022 than in FY2021?", reports) == []
+    # two filings of that quarter (another company's 10-Q of Q2 2024): nothing tells them apart
+    assert route(q, reports + [F("zq", "Zeta Corp", "2024Q2", "10-Q")]) == []
+    # a named company still routes by name first, unchanged
+    assert route("Did Pfizer's cash drop in Q2 2023?", reports) == ["fq"]
+    # ERC-style datasets carry no periods: an unnamed question stays unrouted
+    assert route("Did cash drop in Q2 of FY2024?", [F("a", "X Corp"), F("b", "Y plc")]) == []

@@ -19,6 +19,11 @@ Contract:
   5. no period -> the latest annual filing (of the named document type when one is named).
   A named period the primary filing does not cover (a 10-K covers ANNUAL_COVERS years, a 10-Q its fiscal
   year and the previous year end) adds that period's own filing as a second one, when present.
+- ``only_filing_of_period(text, filings) -> FilingChoice | None``: for a question that names no company,
+  the one filing of the whole dataset whose own period is a fiscal quarter (Q1-Q3) or date the question
+  names ("between FY 2023 and Q2 of FY2024" in a folder with one Q2 FY2024 10-Q). None when no such period
+  is named, or two filings have it (then nothing tells the companies apart). Fiscal years never count: every
+  company has one.
 """
 from __future__ import annotations
 
@@ -192,6 +197,22 @@ def _filing_for(p: Period, pool: list, annual: list) -> tuple[object | None, str
     if covering:
         return covering[-1], "the latest filing printing it"
     return _annual_for_year(annual, p.year)
+
+
+def only_filing_of_period(text: str, filings: Sequence) -> FilingChoice | None:
+    """The one filing whose own quarter or date the question names (see the module contract), else None."""
+    own = []
+    for p in question_periods(text):
+        if not (p.day or p.quarter in (1, 2, 3)):
+            continue
+        hits = [f for f in filings if (fp := _parse_period(getattr(f, "period", "") or "")) is not None
+                and (fp.quarter or fp.day) and _covers(f, p)]
+        own += [(p, f) for f in hits if f not in [g for _, g in own]]
+    if len(own) != 1:
+        return None
+    p, f = own[0]
+    return FilingChoice((f.sha1,), f"no company named: {p.label} ({p.text!r}) is the own period of one filing only"
+                                   f" ({getattr(f, 'company', '')} {_label(f)})".replace("  ", " "))
 
 
 def choose_filings(text: str, filings: Sequence) -> FilingChoice:

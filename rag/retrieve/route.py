@@ -24,7 +24,9 @@ names normalize identically (e.g. two years of one company) are all routed.
 Filings: a company with several reports whose subset.csv rows carry ``period`` (and ``doc_type``) is routed
 to the filing(s) the question's period and document type name (rag.retrieve.filing); ``route_filings``
 returns each routed report with that reason. An all-capitals acronym of one company ("AMEX" for American
-Express) routes when no name is written.
+Express) routes when no name is written. A question naming no company at all but a fiscal quarter or date
+that is the own period of exactly one filing of the dataset routes to that filing (``span`` (0, 0), the
+reason in ``why``; rag.retrieve.filing.only_filing_of_period): ERC datasets carry no periods, so never there.
 
 Short forms: a leading part of a name ("Downer" for "Downer EDI Limited", "Poste Italiane" for "Poste
 Italiane S.p.A.") also routes when every word of it is capitalized in the question (or written as the
@@ -39,7 +41,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from .filing import choose_filings
+from .filing import choose_filings, only_filing_of_period
 
 # Trailing tokens treated as legal form / group words (normalized: lowercase, dots removed).
 LEGAL_SUFFIXES = frozenset({
@@ -235,6 +237,10 @@ def route_filings(question_text: str, reports) -> list[Routed]:
             if x not in seen:
                 seen.add(x)
                 out.append(Routed(sha1=x, span=span, why=why))
+    if not out and not isinstance(reports, Mapping):  # no company named: a period only one filing has?
+        only = only_filing_of_period(question_text, list(reports))
+        if only is not None:
+            out.append(Routed(sha1=only.sha1s[0], span=(0, 0), why=only.why))
     return out
 
 
