@@ -54,6 +54,28 @@ def test_real_llama_structured_answer_then_cache(real_llm):
     assert snap["calls"] == 2 and snap["cache_hits"] == 1
 
 
+class YesNo(BaseModel):
+    final_answer: bool
+
+
+@pytest.mark.llm
+def test_real_llama_logprobs_give_p_true_of_the_boolean_and_are_cached(real_llm):
+    from rag.models.logprobs import field_p_true
+
+    def p_of(fact: str) -> float:
+        msgs = [{"role": "system", "content": "Answer in JSON: final_answer is true or false."},
+                {"role": "user", "content": f"{fact}\nQuestion: Is Paris the capital of France?"}]
+        r = real_llm.complete(msgs, schema=YesNo, logprobs=True, top_logprobs=10, max_tokens=16)
+        p = field_p_true(r.logprobs)
+        assert r.logprobs and p is not None and 0.0 <= p <= 1.0
+        assert (p >= 0.5) == r.value.final_answer  # greedy under the true/false grammar is p >= 0.5
+        again = real_llm.complete(msgs, schema=YesNo, logprobs=True, top_logprobs=10, max_tokens=16)
+        assert again.usage.cached and field_p_true(again.logprobs) == p  # the log-probs come back from the cache
+        return p
+
+    assert p_of("Paris is the capital of France.") > p_of("Paris is not the capital of France; Lyon is.")
+
+
 # ---- embeddings --------------------------------------------------------------------------------
 def test_local_embedder_normalized_cached_and_meaningful(make_cfg):
     cfg = make_cfg()

@@ -15,6 +15,8 @@ Contracts:
   (:func:`rag.answer.computed.answer_computed`); a missing operand falls back to the above, its reason kept
   in ``interpretation["computed"]``. A boolean question asking for the sign of a figure or the direction of
   its change between two years is decided the same way (:mod:`rag.answer.computed_bool`), else as before.
+  With ``answer.boolean_p_true`` each boolean part also gets P(true) from the value token's log-probabilities
+  (:mod:`rag.answer.bool_logprob`; ``answer.boolean_decision`` says whether it or the reasoning decides).
 - ``structured_call``, ``prompts_dir``: :mod:`rag.answer.calls` (figure_pick asks the model through them too).
 """
 from __future__ import annotations
@@ -23,6 +25,7 @@ import time
 from typing import Any
 
 from ..core.config import RunConfig
+from .bool_logprob import p_true_call
 from .calls import prompts_dir, structured_call  # noqa: F401 - re-exported
 from .context import Counter, CtxPage, pack_parts
 from .focus import focus_pages
@@ -95,7 +98,10 @@ def _answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: lis
     names: list[str] = []
     settled = False
     for part in parts:
-        call = ask(llm, cfg, kind, question, format_context([p.text for p in part]))
+        context = format_context([p.text for p in part])
+        call = ask(llm, cfg, kind, question, context)
+        if kind == "boolean" and (cfg.answer.boolean_p_true or cfg.answer.boolean_decision == "logprob"):
+            call.update(p_true_call(llm, cfg, question, context))  # P(true) from the value token's log-probs
         labels = (call.get("parsed") or {}).get("relevant_pages", [])
         cited, dropped = map_pages(labels, part)
         v, info = part_value(cfg, kind, call, cited, part, question, report_currency, company)

@@ -19,6 +19,7 @@ from typing import Any
 from . import figure_check as metric
 from . import numbers as nums
 from ..core.config import RunConfig
+from .bool_logprob import decide
 from .context import CtxPage
 from .prompts import NA
 
@@ -129,7 +130,10 @@ def part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[CtxP
         if kind == "name":
             return _printed_name(cfg, kind, *_evented(cfg, v, part, question, company), cited, part)
         return v, {}
-    return _evented_true(cfg, bool(v), cited or part, question, company)
+    p = call.get("p_true")
+    value, how = decide(cfg, p, bool(v))
+    value, info = _evented_true(cfg, value, cited or part, question, company)
+    return value, (info if p is None else {**info, "p_true": p, "cot_answer": bool(v), "decided_by": how})
 
 
 def _evented_true(cfg: RunConfig, value: bool, pages: list[CtxPage], question: str,

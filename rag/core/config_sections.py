@@ -285,6 +285,18 @@ class AnswerConfig(_Frozen):
     # such page -> false. A question matching no topic is not checked.
     require_event_for_true: bool = False
     events_file: str = "prompts/checks/events.toml"
+    # Booleans from token log-probabilities (issue 28 item 5; rag.answer.bool_logprob): after each page's
+    # answering call, a second call with the same messages whose grammar is {"final_answer": boolean} reads
+    # P(true) at the value token (rag.models.logprobs). A local server reuses the prompt it just evaluated, so
+    # it costs a few tokens. boolean_p_true records P in every boolean call; boolean_decision "cot": the
+    # chain-of-thought answer decides (as before), "logprob": true when P(true) >= boolean_min_p_true. A
+    # decision from one logit difference of the prompt moves with the CPU build only near the threshold; a
+    # generated chain of reasoning can take another path on another build.
+    boolean_p_true: bool = True
+    boolean_decision: Literal["cot", "logprob"] = "cot"
+    boolean_min_p_true: float = Field(0.5, ge=0, le=1)
+    boolean_top_logprobs: int = Field(10, ge=2, le=20)  # alternatives per token asked of the server
+    boolean_decision_max_tokens: int = Field(24, ge=8)  # '{"final_answer": true}' is ~7 tokens
     # Number questions asking for a ratio, margin, growth or average that reports do not print ("days payable
     # outstanding", "3 year average EBITDA margin", "2 year revenue CAGR"): computed in code from operand
     # candidates (rag.answer.computed; formulas and operands in formulas_file, relative to the project root)

@@ -113,6 +113,9 @@ class LLMResult:
     model: str
     usage: Usage = field(default_factory=Usage)
     repaired: bool = False  # a repair call was needed to fit the schema
+    # With params logprobs=True (+ top_logprobs=K): per generated token (token, [(alternative, logprob)...]),
+    # natural-log probabilities as the server returns them; None when not asked or not returned.
+    logprobs: list | None = None
 
 
 class LLM(Protocol):

@@ -29,6 +29,8 @@ Contract (see ``base.LLM``):
 - A client pickles as its config: unpickled in another process (a Ray worker) it is that process's
   ``get_llm(cfg)``.
 - ``complete_many(requests)``: results in request order, ``cfg.llm.concurrency`` threads.
+- ``complete(..., logprobs=True, top_logprobs=K)``: ``LLMResult.logprobs`` holds each generated token with its
+  top alternatives (cached with the text; :mod:`rag.models.logprobs` reads a JSON field's value from them).
 
 Each backend's endpoint (and its up-front checks) is in ``llm_backends``; what a request carries for a model
 (prices, reasoning-model params, the structured response format) in ``chat_params``.
@@ -48,6 +50,7 @@ from .cache import DiskCache, make_key
 from .chat_params import CLIENT_PARAMS, is_reasoning_model, price, reasoning_params, request_format
 from .jsonx import parse_structured, repair_messages
 from .llm_backends import check_backend, endpoint
+from .logprobs import token_logprobs
 from .ratelimit import backoff_s, retry_decision
 from .ray_budget import limiter_for
 
@@ -131,14 +134,16 @@ class ChatLLM:
         self.shutdown()
 
     # ---- one HTTP chat call, cached and retried ------------------------------------------------------
-    def _request(self, messages: list[dict[str, str]], response_format: dict | None, params: dict) -> tuple[str, Usage]:
+    def _request(self, messages: list[dict[str, str]], response_format: dict | None,
+                 params: dict) -> tuple[str, Usage, list | None]:
         key = make_key("chat", self.backend if self.backend == "llama_cpp" else "remote", self._cache_model, messages,
                        response_format, params)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
                 d = json.loads(hit)
-                return d["text"], Usage(d["prompt_tokens"], d["completion_tokens"], 0, True, 0.0, 0.0)
+                return (d["text"], Usage(d["prompt_tokens"], d["completion_tokens"], 0, True, 0.0, 0.0),
+                        d.get("logprobs"))
         kwargs: dict[str, Any] = {k: v for k, v in params.items() if k in CLIENT_PARAMS}
         extra = {k: v for k, v in params.items() if k not in CLIENT_PARAMS}
         if response_format is not None:
@@ -180,9 +185,11 @@ class ChatLLM:
         u = resp.usage
         pt, ct = (u.prompt_tokens or 0, u.completion_tokens or 0) if u else (0, 0)
         usage = Usage(pt, ct, sent, False, price(self.model, pt, ct), time.time() - t0, restarts)
+        lps = token_logprobs(resp) if params.get("logprobs") else None
         if self.cache is not None:
-            self.cache.put(key, json.dumps({"text": text, "prompt_tokens": pt, "completion_tokens": ct}).encode())
-        return text, usage
+            entry = {"text": text, "prompt_tokens": pt, "completion_tokens": ct}
+            self.cache.put(key, json.dumps({**entry, "logprobs": lps} if lps is not None else entry).encode())
+        return text, usage, lps
 
     def _final_error(self, e: Exception, sent: int) -> Exception:
         import openai
@@ -219,26 +226,26 @@ class ChatLLM:
         p = self._params(params)
         msgs, fmt = self._format(messages, schema)
         try:
-            raw, usage = self._request(msgs, fmt, p)
+            raw, usage, lps = self._request(msgs, fmt, p)
         except ModelError as e:
             if not self._refused_schema(e, fmt):
                 raise
             msgs, fmt = self._format(messages, schema)  # now schema-in-prompt
-            raw, usage = self._request(msgs, fmt, p)
+            raw, usage, lps = self._request(msgs, fmt, p)
         if schema is None:
             self.meter.add(usage)
-            return LLMResult(value=raw, raw=raw, model=self.model, usage=usage)
+            return LLMResult(value=raw, raw=raw, model=self.model, usage=usage, logprobs=lps)
         try:
             value = parse_structured(raw, schema)
             self.meter.add(usage)
-            return LLMResult(value=value, raw=raw, model=self.model, usage=usage)
+            return LLMResult(value=value, raw=raw, model=self.model, usage=usage, logprobs=lps)
         except ValueError as e:
             err = str(e)
         if not self.llm_cfg.repair:
             self.meter.add(usage)
             raise StructuredOutputError(f"{self.model}: answer does not fit {schema.__name__}: {err[:500]}", raw)
         rmsgs, rfmt = self._format(repair_messages(schema.model_json_schema(), raw, err), schema)
-        fixed, u2 = self._request(rmsgs, rfmt, p)
+        fixed, u2, _ = self._request(rmsgs, rfmt, p)
         usage = usage + u2
         self.meter.add(usage)
         try:
