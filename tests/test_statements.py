@@ -45,6 +45,23 @@ def test_statement_pages_need_the_title_up_top_and_figures(make_cfg):
     assert statement_pages(few, ["balance_sheet"], TEXTS) == []
 
 
+def test_a_balance_sheet_without_its_title_is_found_by_its_totals_and_ranks_before_a_note_quoting_the_title(make_cfg):
+    cfg = make_cfg(overrides={"retrieve.statement_pages": 2})
+    texts = {
+        # a note page quoting the title up top, with figures but no balance-sheet totals
+        40: "Joint venture related balance sheet activity is as follows:\n" + FIGS,
+        # General Mills: the text layer lost the title; the page starts at its ASSETS table
+        50: "Table: ASSETS (In Millions)\nTotal current assets 4,000\nTotal assets 30,000\n"
+            "Total current liabilities 7,000\nTotal liabilities 22,000\nTotal stockholders\u2019 equity 8,000\n" + FIGS,
+        # an MD&A page naming two totals only
+        70: "Total assets rose; total liabilities fell.\n" + FIGS,
+    }
+    assert statement_pages(cfg, ["balance_sheet"], texts) == [("balance_sheet", 50), ("balance_sheet", 40)]
+    # with title AND totals (the statement itself) first, ahead of the untitled page
+    both = {**texts, 58: TEXTS[58].replace(FIGS, "Total assets 1,000 Total liabilities 800 Total equity 200 " + FIGS)}
+    assert statement_pages(cfg, ["balance_sheet"], both) == [("balance_sheet", 58), ("balance_sheet", 50)]
+
+
 def test_add_statement_pages_puts_them_first_and_keeps_the_rest(make_cfg):
     cfg = make_cfg(overrides={"retrieve.top_pages": 3})
     searched = [_page(30, 1.0), _page(2, 0.8), _page(58, 0.5), _page(7, 0.4)]

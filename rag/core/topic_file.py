@@ -1,7 +1,8 @@
 """TOML files of ``[[topic]]`` entries: the search lexicon (05) and the event words of names answers (06).
 
-Contract: ``read_topics(path, setting, lists, patterns, error) -> (topics, content_hash)``. Every topic needs
-``name`` and each field of ``lists`` (a list); fields of ``patterns`` are compiled as case-insensitive
+Contract: ``read_topics(path, setting, lists, patterns, error, optional=()) -> (topics, content_hash)``. Every
+topic needs ``name`` and each field of ``lists`` (a list); a field of ``optional`` may be absent (then ``[]``);
+fields of ``patterns`` are compiled as case-insensitive
 regular expressions, the others kept as strings. ``error`` (a ValueError subclass) is raised with the
 file's path and the problem: missing file (naming the config ``setting``), bad TOML, a topic missing a
 field, a bad regular expression, no topics. The file is read on every call (small) and parsed once per
@@ -18,17 +19,17 @@ from typing import Any
 
 
 def read_topics(path: Path, setting: str, lists: tuple[str, ...], patterns: tuple[str, ...],
-                error: type[ValueError]) -> tuple[tuple[dict[str, Any], ...], str]:
+                error: type[ValueError], optional: tuple[str, ...] = ()) -> tuple[tuple[dict[str, Any], ...], str]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise error(f"{path}: file not found (config {setting})") from None
-    return _parse(str(path), raw, lists, patterns, error)
+    return _parse(str(path), raw, lists, patterns, error, optional)
 
 
 @lru_cache(maxsize=16)
 def _parse(path: str, raw: bytes, lists: tuple[str, ...], patterns: tuple[str, ...],
-           error: type[ValueError]) -> tuple[tuple[dict[str, Any], ...], str]:
+           error: type[ValueError], optional: tuple[str, ...] = ()) -> tuple[tuple[dict[str, Any], ...], str]:
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
@@ -37,7 +38,10 @@ def _parse(path: str, raw: bytes, lists: tuple[str, ...], patterns: tuple[str, .
     for i, t in enumerate(data.get("topic", []), 1):
         try:
             topic: dict[str, Any] = {"name": str(t["name"])}
-            for f in lists:
+            for f in lists + optional:
+                if f in optional and f not in t:
+                    topic[f] = []
+                    continue
                 if not isinstance(t[f], list):
                     raise TypeError(f)
                 topic[f] = [re.compile(x, re.I) if f in patterns else str(x) for x in t[f]]

@@ -11,9 +11,13 @@ Contract:
   05's currency key. A missing or bad file raises :class:`StatementsError` naming the file.
 - ``asked_statements(cfg, query) -> [name]``: the statements whose ``when`` matches the question (file order).
 - ``statement_pages(cfg, names, texts) -> [(name, page)]``: for each named statement, up to
-  ``retrieve.statement_pages`` pages (1-based, page order) whose first ``retrieve.statement_title_chars``
-  characters, lowercased with every space removed, match the statement's ``title`` and which print at least ``retrieve.statement_min_figures``
-  figures with a thousands separator or decimals (a table of contents names the statement but prints none).
+  ``retrieve.statement_pages`` pages (1-based) that print at least ``retrieve.statement_min_figures`` figures
+  with a thousands separator or decimals (a table of contents names the statement but prints none) and
+  either carry the statement's ``title`` in their first ``retrieve.statement_title_chars`` characters
+  (lowercased, every space removed) or print every ``body`` line label of it anywhere (same spelling: a
+  balance sheet's "total assets" and "total liabilities", when the text layer lost its title). Order: pages
+  with both the title and the body first (a note page quoting "our Consolidated Balance Sheets" has the
+  title words, not the body), then body only, then title only; page order within each.
 - ``add_statement_pages(cfg, query, pages, texts) -> pages``: those pages first (scores ``retrieval`` and
   ``final`` 1.0, ``CandidatePage.statement`` the statement's name), then the searched pages without them, cut to
   ``retrieve.top_pages``. Unchanged when no statement is asked or none is found.
@@ -40,7 +44,8 @@ def _path(cfg: RunConfig) -> Path:
 
 
 def _topics(cfg: RunConfig):
-    return read_topics(_path(cfg), "retrieve.statements", ("when", "title"), ("when", "title"), StatementsError)
+    return read_topics(_path(cfg), "retrieve.statements", ("when", "title"), ("when", "title", "body"),
+                       StatementsError, optional=("body",))
 
 
 def statements_hash(cfg: RunConfig) -> str:
@@ -58,10 +63,14 @@ def statement_pages(cfg: RunConfig, names: list[str], texts: dict[int, str]) -> 
     topics = {t["name"]: t for t in _topics(cfg)[0]}
     out: list[tuple[str, int]] = []
     # each page's head without spaces, once: text layers split words ("Consolidated Balance Shee t")
-    heads = {p: re.sub(r"\s+", "", texts[p][: r.statement_title_chars].lower()) for p in sorted(texts)}
+    figured = [p for p in sorted(texts) if len(_FIGURE.findall(texts[p])) >= r.statement_min_figures]
+    heads = {p: re.sub(r"\s+", "", texts[p][: r.statement_title_chars].lower()) for p in figured}
+    bodies = {p: re.sub(r"\s+", "", texts[p].lower()) for p in figured}
     for name in names:
-        found = [p for p, head in heads.items() if any(rx.search(head) for rx in topics[name]["title"])
-                 and len(_FIGURE.findall(texts[p])) >= r.statement_min_figures]
+        t = topics[name]
+        titled = {p for p in figured if any(rx.search(heads[p]) for rx in t["title"])}
+        bodied = {p for p in figured if t["body"] and all(rx.search(bodies[p]) for rx in t["body"])}
+        found = sorted(titled | bodied, key=lambda p: (p not in bodied or p not in titled, p not in bodied, p))
         out += [(name, p) for p in found[: r.statement_pages] if all(p != q for _, q in out)]
     return out
 

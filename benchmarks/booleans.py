@@ -1,0 +1,98 @@
+"""Boolean answers by gold (True-gold answered True, False-gold answered True) for the chain-of-thought decision
+and for P(true) thresholds read from the log-probabilities 06 records (``answer.boolean_p_true``), and the
+paired flips between two runs of the same questions (another CPU build, batch size or machine).
+
+    python benchmarks/booleans.py --data D --run RUN [--run RUN2 ...] [--thresholds 0.5,0.7,0.9]
+
+Per run and rule: True-gold answered True / n, False-gold answered True / n, right / n, and how many
+questions the rule could not be replayed for ("unread": the run's reasoning said true on page k and stopped,
+P(true) stayed below t on pages 1..k, so a logprob run would have read pages the run never read). A run made
+with ``answer.boolean_decision=logprob`` is replayed exactly for its own threshold. With two or more runs:
+flips against the first run per rule (questions answered differently), counted over questions replayable in
+both. P(true) per page: the value token's probability of "true" against "false" (rag.models.logprobs).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rag.core.config import load_config  # noqa: E402
+from rag.core.dataset import load_dataset  # noqa: E402
+
+
+def boolean_calls(run_dir: Path, qid: str) -> list[dict]:
+    """06's page calls of one boolean question, in reading order (debug record)."""
+    d = json.loads((run_dir / "06_answer" / "debug" / f"{qid}.json").read_text())
+    return [c for c in d.get("calls", []) if "value" in c or "p_true" in c], d
+
+
+def replay(calls: list[dict], record: dict, rule: str | float) -> bool | None:
+    """The answer ``rule`` gives on these calls: "cot" = the recorded answer; a float t = true at the first
+    page with P(true) >= t, false when every page was read and none reached t, None when pages the rule would
+    read were not read (the run stopped at a reasoning "true")."""
+    if rule == "cot":
+        return record.get("value") is True
+    ps = [c.get("p_true") for c in calls]
+    if any(p is None for p in ps):
+        return None
+    if any(p >= rule for p in ps):
+        return True
+    stopped_early = bool(calls) and calls[-1].get("value") is True  # reading ended on a "true"
+    return None if stopped_early else False
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python benchmarks/booleans.py")
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--run", action="append", required=True)
+    ap.add_argument("--thresholds", default="0.5,0.6,0.7,0.8,0.9")
+    a = ap.parse_args(argv)
+    ds = load_dataset(a.data, check_hashes=False)
+    qs = [q for q in ds.questions if q.kind == "boolean" and q.text in ds.gold]
+    rules: list[str | float] = ["cot"] + [float(t) for t in a.thresholds.split(",")]
+    answers: dict[str, dict] = {}
+    for run in a.run:
+        cfg = load_config("offline", data_dir=a.data, run=run)
+        per: dict = {}
+        for q in qs:
+            calls, rec = boolean_calls(cfg.run_dir, q.qid)
+            per[q.qid] = {r: replay(calls, rec, r) for r in rules}
+            per[q.qid]["ps"] = [c.get("p_true") for c in calls]
+        answers[run] = per
+    gold = {q.qid: ds.gold[q.text].answers[0].strip().lower() == "true" for q in qs}
+    n_t, n_f = sum(gold.values()), sum(not g for g in gold.values())
+    print(f"{a.data}: {len(qs)} boolean questions ({n_t} True-gold, {n_f} False-gold)")
+    print(f"{'run':<16} {'rule':<10} {'True-gold->True':>16} {'False-gold->True':>17} {'right':>7} {'unread':>7}")
+    for run, per in answers.items():
+        for r in rules:
+            vals = {qid: v[r] for qid, v in per.items()}
+            tt = sum(1 for q, v in vals.items() if v is True and gold[q])
+            ft = sum(1 for q, v in vals.items() if v is True and not gold[q])
+            right = sum(1 for q, v in vals.items() if v is not None and v == gold[q])
+            unread = sum(1 for v in vals.values() if v is None)
+            name = r if r == "cot" else f"p>={r:g}"
+            print(f"{run:<16} {name:<10} {tt:>10} / {n_t:<3} {ft:>11} / {n_f:<3} {right:>7} {unread:>7}")
+    if len(a.run) > 1:
+        base = a.run[0]
+        print(f"\nflips against {base} (questions replayable in both runs)")
+        for run in a.run[1:]:
+            for r in rules:
+                both = [q for q in gold if answers[base][q][r] is not None and answers[run][q][r] is not None]
+                flips = [q for q in both if answers[base][q][r] != answers[run][q][r]]
+                name = r if r == "cot" else f"p>={r:g}"
+                print(f"{run:<16} {name:<10} {len(flips)} of {len(both)}  {' '.join(flips)}")
+    print("\nP(true) per page read (run: qid gold [p...])")
+    for run, per in answers.items():
+        for q in gold:
+            ps = " ".join("-" if p is None else f"{p:.3f}" for p in per[q]["ps"])
+            print(f"{run:<16} {q} {'T' if gold[q] else 'F'} [{ps}]")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
