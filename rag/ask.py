@@ -146,7 +146,13 @@ def ask(cfg: RunConfig, ds: Dataset, text: str, kind: str | None = None, llm: An
 
 
 def _reason(d: dict[str, Any]) -> str:
-    """The reasoning_summary of the call whose answer stood (the last call that parsed), for yes/no and text."""
+    """The reasoning_summary of the call whose answer stood (the last call that parsed), for yes/no and text;
+    for an answer computed in code (any kind), the formula with its operands and pages."""
+    computed = (d.get("interpretation") or {}).get("computed")
+    if (d.get("interpretation") or {}).get("source") == "computed" and computed:
+        from .answer.computed import computed_reason
+
+        return computed_reason(computed, d.get("value"))
     if d.get("kind") not in ("boolean", "text"):
         return ""
     parsed = [c.get("parsed") for c in d.get("calls", []) if c.get("parsed")]

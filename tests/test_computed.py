@@ -275,3 +275,22 @@ def test_the_06_debug_record_carries_formula_operands_and_references(make_cfg):
     assert comp["formula"] == "current ratio" and comp["value"] == 1.5
     assert [(o["operand"], o["value"], o["page"]) for o in comp["operands"]] == [
         ("current_assets", 900e6, 42), ("current_liabilities", 600e6, 42)]
+
+
+def test_computed_reason_names_formula_operands_pages_and_result():
+    from rag.answer.computed import computed_reason
+    from rag.ask import _reason
+
+    comp = {"formula": "net working capital", "operands": [
+        {"operand": "current_assets", "year": 2022, "printed": "3,000", "unit": "millions of USD",
+         "label": "Total current assets", "page": 82},
+        {"operand": "current_liabilities", "year": 2022, "printed": "4,000", "unit": "millions of USD",
+         "label": "Total current liabilities", "page": 82}]}
+    text = computed_reason(comp, False)
+    assert text.startswith("Computed in code: net working capital from current_assets 2022 = 3,000 millions of USD")
+    assert "(Total current liabilities, page 82)" in text and text.endswith("-> no.")
+    assert computed_reason({"formula": "x"}, 1.0) == ""  # nothing computed: nothing said
+    # `rag ask` says it for any kind answered in code, the model's summary otherwise
+    assert _reason({"kind": "number", "value": -1000.0,
+                    "interpretation": {"source": "computed", "computed": comp}}).endswith("-> -1000.0.")
+    assert _reason({"kind": "boolean", "calls": [{"parsed": {"reasoning_summary": "Page 5 says so."}}]}) == "Page 5 says so."

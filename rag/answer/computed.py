@@ -223,3 +223,17 @@ def answer_computed(cfg: RunConfig, question: str, pages: list[CtxPage], report_
     if value == NA:
         interp["na_reason"] = info["fallback"]
     return {"value": value, "cited": cited, "calls": [], "interpretation": interp, "answering_part": cited or None}
+
+
+def computed_reason(computed: dict[str, Any], value: Any) -> str:
+    """One sentence saying how a computed answer was reached (``interpretation["computed"]`` of
+    :func:`answer_computed` or rag.answer.computed_bool): the formula, each operand as printed with its year,
+    row label and 1-based page, and the result; "" when nothing was computed."""
+    ops = computed.get("operands") or []
+    if not ops:
+        return ""
+    what = computed.get("formula") or computed.get("expression") or "the figure"
+    parts = "; ".join(f"{o.get('operand')} {o.get('year')} = {o.get('printed')} {o.get('unit') or ''}".rstrip()
+                      + f" ({o.get('label')}, page {o.get('page')})" for o in ops)
+    shown = {True: "yes", False: "no"}.get(value, value) if isinstance(value, bool) else value
+    return f"Computed in code: {what} from {parts} -> {shown}."
