@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python benchmarks/booleans.py")
     ap.add_argument("--data", required=True)
     ap.add_argument("--run", action="append", required=True)
-    ap.add_argument("--thresholds", default="0.5,0.6,0.7,0.8,0.9")
+    ap.add_argument("--thresholds", default="0.1,0.15,0.2,0.25,0.3,0.4,0.5")
     a = ap.parse_args(argv)
     ds = load_dataset(a.data, check_hashes=False)
     qs = [q for q in ds.questions if q.kind == "boolean" and q.text in ds.gold]

@@ -11,11 +11,8 @@ Contract:
 - ``judge_yes_no(value, gold) -> bool``: polarity only: True/False, or a text starting with yes/no.
 - ``verdict(value, meta, gold, text_verdict=None) -> str``: "correct" | "incorrect" | "refusal" (N/A, no
   answer) | "unjudged" (a text answer with no judge verdict and no hand verdict).
-- ``hand_verdicts(path, answers) -> {question: verdict}``: the last labels.jsonl line per question with a
-  ``verdict`` field (08_label's correct / incorrect / refusal; written by ``append_verdict``), counted only
-  when it judged the run's current answer.
-- ``llm_judge(llm, question, gold, answer) -> (verdict, reason)``: the judge prompt
-  (prompts/judge/financebench.txt) through any model of rag.models; used only when one is passed.
+- ``hand_verdicts``, ``append_verdict``, ``llm_judge``, ``submission_answers``: :mod:`rag.evaluate.fb_verdicts`
+  (re-exported here).
 - ``score_run(ds, submission, records, verdicts) -> (per_question DataFrame, summary dict)``: per question
   verdict, right filing (first routed report is the gold doc's) and evidence hit@k (any gold page within the
   first k pages of the routed filings' lists); the summary has totals and tables by question type and by
@@ -27,18 +24,18 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Mapping
 
 import pandas as pd
-from pydantic import BaseModel
 
 from ..core.dataset import Dataset
+from .fb_verdicts import (VERDICTS, JudgeVerdict, append_verdict, hand_verdicts, llm_judge,  # noqa: F401 - re-exported
+                          submission_answers)
 from .scoring import is_na, to_number
 
 META_FILE = "financebench.jsonl"
 NUMBER_REL_TOL = 0.01  # as ERC: within 1% of gold also counts (a rounding step the gold does not show)
 EVIDENCE_KS = (1, 5, 10)
-VERDICTS = ("correct", "incorrect", "refusal")
 _SCALE = {"USD billions": 1e9, "USD millions": 1e6, "USD thousands": 1e3}
 _YES = re.compile(r"^\s*(yes|true)\b", re.I)
 _NO = re.compile(r"^\s*(no|false)\b", re.I)
@@ -99,56 +96,7 @@ def verdict(value: Any, meta: Mapping[str, Any], gold: str, text_verdict: str | 
     return text_verdict if text_verdict in VERDICTS else "unjudged"
 
 
-# ---- text answers: hand verdicts (08_label) and the LLM judge -------------------------------------
-def hand_verdicts(path: Path | str, answers: Mapping[str, Any] | None = None) -> dict[str, str]:
-    """The last ``verdict`` per question in a labels.jsonl (lines without one are ignored). With ``answers``
-    ({question: the run's answer}) a verdict counts only for the answer it judged: a rerun that answers a
-    question differently has that question unjudged again, never scored by the old answer's verdict."""
-    path = Path(path)
-    out: dict[str, str] = {}
-    if not path.exists():
-        return out
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a torn append (rag.core.labels reads it the same way)
-        if isinstance(rec, dict) and rec.get("verdict") in VERDICTS and rec.get("question"):
-            q = rec["question"]
-            if answers is not None and _answer_text(rec.get("value")) != _answer_text(answers.get(q)):
-                out.pop(q, None)  # the last line for this question judged another answer
-                continue
-            out[q] = rec["verdict"]
-    return out
-
-
-def submission_answers(submission: Mapping[str, Any]) -> dict[str, Any]:
-    """{question: the run's answer value} of a loaded submission (what :func:`hand_verdicts` compares)."""
-    return {t: (v or {}).get("value") for t, v in submission.items()}
-
-
-def _answer_text(value: Any) -> str:
-    return " ".join(str(value).split()) if value is not None else ""
-
-
-def append_verdict(path: Path | str, question: str, answer: Any, verdict_: str, labeller: str = "") -> dict:
-    """Append a hand verdict on a text answer to labels.jsonl: a "skipped" label (no gold value) with a
-    ``verdict`` field, flushed and fsynced like every label line."""
-    import os
-    import time
-
-    if verdict_ not in VERDICTS:
-        raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, not {verdict_!r}")
-    rec = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "qid": None, "question": question,
-           "kind": "text", "value": answer, "pages": [], "status": "skipped", "labeller": labeller,
-           "verdict": verdict_}
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    return rec
-
-
+# ---- text answers: the verdicts so far (rag.evaluate.fb_verdicts) -------------------------------
 def text_verdicts_table(cfg: Any, ds: Dataset) -> pd.DataFrame | None:
     """08_label's list of a run's FinanceBench text answers with gold and the hand verdict so far (None for
     other datasets); verdicts are recorded with :func:`append_verdict` into the dataset's labels.jsonl."""
@@ -162,21 +110,6 @@ def text_verdicts_table(cfg: Any, ds: Dataset) -> pd.DataFrame | None:
     done = hand_verdicts(ds.root / "labels.jsonl", submission_answers(sub))
     return pd.DataFrame([{"question": t, "answer": (sub.get(t) or {}).get("value"), "gold": m["gold_as_written"],
                           "verdict": done.get(t, "")} for t, m in meta.items() if m["form"] == "text"])
-
-
-class JudgeVerdict(BaseModel):
-    reason: str
-    verdict: Literal["correct", "incorrect", "refusal"]
-
-
-def llm_judge(llm: Any, question: str, gold: str, answer: Any, prompt_path: Path | None = None) -> tuple[str, str]:
-    """(verdict, reason) from a model judging ``answer`` against the gold (FinanceBench's labels)."""
-    from ..core.config import PROJECT_ROOT
-
-    template = (prompt_path or PROJECT_ROOT / "prompts" / "judge" / "financebench.txt").read_text(encoding="utf-8")
-    user = template.format(question=question, gold=gold, answer=answer)
-    res = llm.complete([{"role": "user", "content": user}], schema=JudgeVerdict)
-    return res.value.verdict, res.value.reason
 
 
 # ---- the run ------------------------------------------------------------------------------------
