@@ -87,3 +87,15 @@ def test_p_true_call_survives_a_backend_without_log_probabilities(make_cfg):
     llm = FakeLLM(lambda m, s: {"final_answer": True})
     out = p_true_call(llm, make_cfg(), "Did it?", "context")
     assert out["p_true"] is None and "final_answer" in out["p_raw"]
+
+
+def test_without_reasoning_a_page_costs_the_decision_call_alone_and_a_true_cites_its_page(make_cfg):
+    from rag.models import count_tokens
+
+    cfg = make_cfg(overrides={"answer.pages_per_call": {"boolean": 1}, "answer.boolean_decision": "logprob",
+                              "answer.boolean_min_p_true": 0.5, "answer.boolean_reasoning": False})
+    llm = _LogprobFake(cot_answer=False, p_by_text={"alpha": 0.3, "beta": 0.9})
+    res = answer_pages(llm, cfg, "boolean", "Did it buy back shares?", _pages(), None, lambda t: count_tokens(t, cfg))
+    assert [s.__name__ for _, s in llm.calls] == ["BooleanDecision", "BooleanDecision"]  # no reasoning call
+    assert res["value"] is True and [c["p_true"] for c in res["calls"]] == [pytest.approx(0.3), pytest.approx(0.9)]
+    assert res["answering_part"][0].page == 2 and res["calls"][1]["p_usage"]["requests"] == 1

@@ -99,9 +99,15 @@ def _answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: lis
     settled = False
     for part in parts:
         context = format_context([p.text for p in part])
-        call = ask(llm, cfg, kind, question, context)
-        if kind == "boolean" and (cfg.answer.boolean_p_true or cfg.answer.boolean_decision == "logprob"):
-            call.update(p_true_call(llm, cfg, question, context))  # P(true) from the value token's log-probs
+        if kind == "boolean" and cfg.answer.boolean_decision == "logprob" and not cfg.answer.boolean_reasoning:
+            call = {"kind": kind, "prompt_version": prompt_version(kind, prompts_dir(cfg)), "parsed": None,
+                    "raw": "", "repaired": False, "error": None}  # the decision call alone (no reasoning)
+            call.update(p_true_call(llm, cfg, question, context))
+            call.update(usage={}, seconds=call["p_seconds"])  # its tokens are p_usage (summed by 06 as for every call)
+        else:
+            call = ask(llm, cfg, kind, question, context)
+            if kind == "boolean" and (cfg.answer.boolean_p_true or cfg.answer.boolean_decision == "logprob"):
+                call.update(p_true_call(llm, cfg, question, context))  # P(true) from the value token's log-probs
         labels = (call.get("parsed") or {}).get("relevant_pages", [])
         cited, dropped = map_pages(labels, part)
         v, info = part_value(cfg, kind, call, cited, part, question, report_currency, company)

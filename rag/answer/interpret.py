@@ -110,8 +110,10 @@ def is_answer(kind: str, value: Any) -> bool:
 def part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[CtxPage], part: list[CtxPage],
                 question: str, report_currency: str | None, company: str = "") -> tuple[Any, dict[str, Any]]:
     parsed = call.get("parsed")
-    if parsed is None:
+    decided_by_p = kind == "boolean" and call.get("p_true") is not None and cfg.answer.boolean_decision == "logprob"
+    if parsed is None and not decided_by_p:
         return (False if kind == "boolean" else NA), {"na_reason": call.get("error")}
+    parsed = parsed or {}
     if kind == "number":
         info = interpret_number(cfg, parsed, cited, part, question, report_currency, company)
         return info["value"], info

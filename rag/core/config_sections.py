@@ -295,6 +295,9 @@ class AnswerConfig(_Frozen):
     boolean_p_true: bool = True
     boolean_decision: Literal["cot", "logprob"] = "cot"
     boolean_min_p_true: float = Field(0.5, ge=0, le=1)
+    # With boolean_decision "logprob": False skips the chain-of-thought call, so a page costs one prompt
+    # evaluation and a few tokens (no reasoning in the debug record; a true cites the page it was read on).
+    boolean_reasoning: bool = True
     boolean_top_logprobs: int = Field(10, ge=2, le=20)  # alternatives per token asked of the server
     boolean_decision_max_tokens: int = Field(24, ge=8)  # '{"final_answer": true}' is ~7 tokens
     # Number questions asking for a ratio, margin, growth or average that reports do not print ("days payable
