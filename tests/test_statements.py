@@ -85,3 +85,13 @@ def test_the_statements_file_is_keyed_and_checked(make_cfg, tmp_path):
     good.write_text('[[topic]]\nname = "x"\nwhen = ["b"]\ntitle = ["y"]\n')
     assert statements_hash(make_cfg(overrides={"retrieve.statements": str(good)})) != h1
     assert statements_hash(make_cfg(overrides={"retrieve.statement_pages": 0})) == ""
+
+
+def test_the_formal_title_ranks_before_a_summary_naming_income_statement_data(make_cfg):
+    cfg = make_cfg(overrides={"retrieve.statement_pages": 1})
+    texts = {44: "TABLE 1: SUMMARY OF FINANCIAL PERFORMANCE\nSelected Income Statement Data\n" + FIGS,  # American Express
+             96: "CONSOLIDATED STATEMENTS OF INCOME\nYear Ended December 31 (Millions)\n" + FIGS}
+    assert statement_pages(cfg, ["income_statement"], texts) == [("income_statement", 96)]
+    assert asked_statements(cfg, "Are Best Buy's gross margins historically consistent?") == ["income_statement"]
+    assert asked_statements(cfg, "Is 3M a capital-intensive business based on FY2022 data?") == \
+        ["balance_sheet", "cash_flow_statement"]

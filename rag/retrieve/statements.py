@@ -17,7 +17,8 @@ Contract:
   (lowercased, every space removed) or print every ``body`` line label of it anywhere (same spelling: a
   balance sheet's "total assets" and "total liabilities", when the text layer lost its title). Order: pages
   with both the title and the body first (a note page quoting "our Consolidated Balance Sheets" has the
-  title words, not the body), then body only, then title only; page order within each.
+  title words, not the body), then body only, then title only; within each, pages matching an earlier
+  ``title`` pattern first (the file lists the formal title first), then page order.
 - ``add_statement_pages(cfg, query, pages, texts) -> pages``: those pages first (scores ``retrieval`` and
   ``final`` 1.0, ``CandidatePage.statement`` the statement's name), then the searched pages without them, cut to
   ``retrieve.top_pages``. Unchanged when no statement is asked or none is found.
@@ -68,9 +69,13 @@ def statement_pages(cfg: RunConfig, names: list[str], texts: dict[int, str]) -> 
     bodies = {p: re.sub(r"\s+", "", texts[p].lower()) for p in figured}
     for name in names:
         t = topics[name]
-        titled = {p for p in figured if any(rx.search(heads[p]) for rx in t["title"])}
+        # the first title pattern a page matches (the file lists the formal title first: "statements of income"
+        # before "income statement", which "Selected Income Statement Data" summaries also print)
+        titled = {p: i for p in figured for i in [next((i for i, rx in enumerate(t["title"]) if rx.search(heads[p])),
+                                                      None)] if i is not None}
         bodied = {p for p in figured if t["body"] and all(rx.search(bodies[p]) for rx in t["body"])}
-        found = sorted(titled | bodied, key=lambda p: (p not in bodied or p not in titled, p not in bodied, p))
+        found = sorted(set(titled) | bodied, key=lambda p: (p not in bodied or p not in titled, p not in bodied,
+                                                             titled.get(p, len(t["title"])), p))
         out += [(name, p) for p in found[: r.statement_pages] if all(p != q for _, q in out)]
     return out
 
