@@ -25,8 +25,8 @@ from rag.core.config import load_config  # noqa: E402
 from rag.core.dataset import load_dataset  # noqa: E402
 
 
-def boolean_calls(run_dir: Path, qid: str) -> list[dict]:
-    """06's page calls of one boolean question, in reading order (debug record)."""
+def boolean_calls(run_dir: Path, qid: str) -> tuple[list[dict], dict]:
+    """06's page calls of one boolean question, in reading order, and its debug record."""
     d = json.loads((run_dir / "06_answer" / "debug" / f"{qid}.json").read_text())
     return [c for c in d.get("calls", []) if "value" in c or "p_true" in c], d
 
@@ -44,6 +44,10 @@ def replay(calls: list[dict], record: dict, rule: str | float) -> bool | None:
         return True
     stopped_early = bool(calls) and calls[-1].get("value") is True  # reading ended on a "true"
     return None if stopped_early else False
+
+
+def rule_name(rule: str | float) -> str:
+    return rule if rule == "cot" else f"p>={rule:g}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,8 +79,7 @@ def main(argv: list[str] | None = None) -> int:
             ft = sum(1 for q, v in vals.items() if v is True and not gold[q])
             right = sum(1 for q, v in vals.items() if v is not None and v == gold[q])
             unread = sum(1 for v in vals.values() if v is None)
-            name = r if r == "cot" else f"p>={r:g}"
-            print(f"{run:<16} {name:<10} {tt:>10} / {n_t:<3} {ft:>11} / {n_f:<3} {right:>7} {unread:>7}")
+            print(f"{run:<16} {rule_name(r):<10} {tt:>10} / {n_t:<3} {ft:>11} / {n_f:<3} {right:>7} {unread:>7}")
     if len(a.run) > 1:
         base = a.run[0]
         print(f"\nflips against {base} (questions replayable in both runs)")
@@ -84,8 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             for r in rules:
                 both = [q for q in gold if answers[base][q][r] is not None and answers[run][q][r] is not None]
                 flips = [q for q in both if answers[base][q][r] != answers[run][q][r]]
-                name = r if r == "cot" else f"p>={r:g}"
-                print(f"{run:<16} {name:<10} {len(flips)} of {len(both)}  {' '.join(flips)}")
+                print(f"{run:<16} {rule_name(r):<10} {len(flips)} of {len(both)}  {' '.join(flips)}")
     print("\nP(true) per page read (run: qid gold [p...])")
     for run, per in answers.items():
         for q in gold:

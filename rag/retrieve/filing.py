@@ -207,12 +207,13 @@ def only_filing_of_period(text: str, filings: Sequence) -> FilingChoice | None:
             continue
         hits = [f for f in filings if (fp := _parse_period(getattr(f, "period", "") or "")) is not None
                 and (fp.quarter or fp.day) and _covers(f, p)]
-        own += [(p, f) for f in hits if f not in [g for _, g in own]]
+        own += [(p, f) for f in hits if all(f is not g for _, g in own)]
     if len(own) != 1:
         return None
     p, f = own[0]
+    which = " ".join(x for x in (getattr(f, "company", ""), _label(f)) if x)
     return FilingChoice((f.sha1,), f"no company named: {p.label} ({p.text!r}) is the own period of one filing only"
-                                   f" ({getattr(f, 'company', '')} {_label(f)})".replace("  ", " "))
+                                   f" ({which})")
 
 
 def choose_filings(text: str, filings: Sequence) -> FilingChoice:

@@ -59,20 +59,29 @@ def asked_statements(cfg: RunConfig, query: str) -> list[str]:
     return [t["name"] for t in _topics(cfg)[0] if any(w.search(query) for w in t["when"])]
 
 
+def _squeezed(text: str) -> str:
+    return re.sub(r"\s+", "", text.lower())
+
+
+def _first_match(patterns: list[re.Pattern], text: str) -> int | None:
+    """Index of the first pattern found in ``text``, None when none is."""
+    return next((i for i, rx in enumerate(patterns) if rx.search(text)), None)
+
+
 def statement_pages(cfg: RunConfig, names: list[str], texts: dict[int, str]) -> list[tuple[str, int]]:
     r = cfg.retrieve
     topics = {t["name"]: t for t in _topics(cfg)[0]}
     out: list[tuple[str, int]] = []
-    # each page's head without spaces, once: text layers split words ("Consolidated Balance Shee t")
+    # each page's head (and, where a named statement has body labels, its whole text) without spaces, once:
+    # text layers split words ("Consolidated Balance Shee t")
     figured = [p for p in sorted(texts) if len(_FIGURE.findall(texts[p])) >= r.statement_min_figures]
-    heads = {p: re.sub(r"\s+", "", texts[p][: r.statement_title_chars].lower()) for p in figured}
-    bodies = {p: re.sub(r"\s+", "", texts[p].lower()) for p in figured}
+    heads = {p: _squeezed(texts[p][: r.statement_title_chars]) for p in figured}
+    bodies = {p: _squeezed(texts[p]) for p in figured} if any(topics[n]["body"] for n in names) else {}
     for name in names:
         t = topics[name]
         # the first title pattern a page matches (the file lists the formal title first: "statements of income"
         # before "income statement", which "Selected Income Statement Data" summaries also print)
-        titled = {p: i for p in figured for i in [next((i for i, rx in enumerate(t["title"]) if rx.search(heads[p])),
-                                                      None)] if i is not None}
+        titled = {p: i for p in figured if (i := _first_match(t["title"], heads[p])) is not None}
         bodied = {p for p in figured if t["body"] and all(rx.search(bodies[p]) for rx in t["body"])}
         found = sorted(set(titled) | bodied, key=lambda p: (p not in bodied or p not in titled, p not in bodied,
                                                              titled.get(p, len(t["title"])), p))
