@@ -7,7 +7,8 @@ Contract:
   ``answer.boolean_top_logprobs`` alternatives per token. Returns ``p_true`` (float in [0, 1], or None when
   the backend returns no log-probabilities or the call failed), ``p_raw`` (the reply), ``p_usage`` and
   ``p_seconds``. Never raises for a model error: the chain-of-thought answer stands then.
-- ``decide(cfg, p, cot_value) -> (value, how)``: with ``answer.boolean_decision == "logprob"`` and a ``p``:
+- ``p_decides(cfg, p)``: whether P decides (so a part whose reasoning call failed or was skipped still has
+  an answer); ``decide(cfg, p, cot_value) -> (value, how)``: with ``answer.boolean_decision == "logprob"`` and a ``p``:
   ``p >= answer.boolean_min_p_true`` ("logprob"); else the chain-of-thought value ("cot").
 """
 from __future__ import annotations
@@ -46,8 +47,13 @@ def p_true_call(llm: Any, cfg: RunConfig, question: str, context: str) -> dict[s
             "p_seconds": round(time.perf_counter() - t0, 3)}
 
 
+def p_decides(cfg: RunConfig, p: float | None) -> bool:
+    """Whether P(true) decides this part: ``answer.boolean_decision == "logprob"`` and a P was read."""
+    return cfg.answer.boolean_decision == "logprob" and p is not None
+
+
 def decide(cfg: RunConfig, p: float | None, cot_value: bool) -> tuple[bool, str]:
     """The boolean answer of one part and what decided it (module contract)."""
-    if cfg.answer.boolean_decision == "logprob" and p is not None:
+    if p_decides(cfg, p):
         return p >= cfg.answer.boolean_min_p_true, "logprob"
     return bool(cot_value), "cot"

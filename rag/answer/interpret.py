@@ -19,7 +19,7 @@ from typing import Any
 from . import figure_check as metric
 from . import numbers as nums
 from ..core.config import RunConfig
-from .bool_logprob import decide
+from .bool_logprob import decide, p_decides
 from .context import CtxPage
 from .prompts import NA
 
@@ -110,8 +110,7 @@ def is_answer(kind: str, value: Any) -> bool:
 def part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[CtxPage], part: list[CtxPage],
                 question: str, report_currency: str | None, company: str = "") -> tuple[Any, dict[str, Any]]:
     parsed = call.get("parsed")
-    decided_by_p = kind == "boolean" and call.get("p_true") is not None and cfg.answer.boolean_decision == "logprob"
-    if parsed is None and not decided_by_p:
+    if parsed is None and not (kind == "boolean" and p_decides(cfg, call.get("p_true"))):
         return (False if kind == "boolean" else NA), {"na_reason": call.get("error")}
     parsed = parsed or {}
     if kind == "number":
