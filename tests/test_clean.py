@@ -508,3 +508,16 @@ def test_shifted_pages_over_the_ocr_budget_are_decoded(make_cfg):
     rep2, info2 = clean.clean_report(_report(pages), "Acme", make_cfg(overrides={"clean.ocr": False,
                                                                                 "clean.unshift": False}))
     assert info2["unshifted_pages"] == [] and "Revenue for the fiscal" not in rep2.pages[0].markdown
+
+
+def test_the_reports_dollar_from_its_statement_then_its_place_of_filing():
+    """A US 10-K never writes "U.S. dollars" and ERC's currency column can be wrong (a US biotech listed under
+    AUD): the place of filing decides before the column; a presentation statement before both; counted
+    mentions only when neither is there (an ASX report quoting US$ prices stays AUD)."""
+    sec = ["UNITED STATES SECURITIES AND EXCHANGE COMMISSION Washington, D.C. 20549 FORM 10-K"] * 3
+    assert units.dollar_currency(sec, default="AUD") == "USD"
+    asx = ["ABN 12 345 678 901, listed on the ASX"] * 5 + ["US$ revenue from US$ contracts"] * 3
+    assert units.dollar_currency(asx, default="USD") == "AUD"
+    assert units.dollar_currency(["in thousands of Canadian dollars"] + ["US$ sales"] * 9 + sec) == "CAD"
+    assert units.dollar_currency(["listed on the ASX"] * 2 + ["US$ 5m"]) == "USD"  # two mentions: no evidence
+    assert units.stated_dollar(["presented in Canadian dollars", "presented in Hong Kong dollars"]) is None  # a tie

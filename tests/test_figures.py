@@ -344,3 +344,52 @@ def test_code_pick_takes_the_best_candidate_without_a_call(make_cfg):
     res = P.answer_from_tables(llm, cfg_(make_cfg, **{"answer.figure_pick": "code"}), Q_REV, [pg(INCOME)], "USD",
                                COUNT, "Acme Corp")
     assert res["value"] == 1_234_567_000 and llm.calls == [] and res["calls"][0]["model"] == "code"
+
+
+def test_total_assets_is_not_total_current_assets(make_cfg):
+    """"current" is ERC boilerplate in a question ("current period") but a qualifier on a row label."""
+    q = ("What was the value of Total assets (in USD) of Acme Corp at the end of the period listed in annual "
+         "report? If data is not available, return 'N/A'.")
+    md = ("Table: Balance sheet — values in thousands of USD\n| | 2022 | 2021 |\n|---|---|---|\n"
+          "| Total current assets | 741,170 | 700,000 |\n| Property, net | 1,000 | 900 |\n"
+          "| Total assets | 1,959,150 | 1,800,000 |")
+    cands = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp")
+    assert cands[0].value == 1_959_150_000
+    asked = q.replace("Total assets", "Total current assets")
+    assert F.build_candidates(cfg_(make_cfg), asked, [pg(md)], "USD", "Acme Corp")[0].value == 741_170_000
+
+
+def test_period_and_notes_header_left_above_the_grid(make_cfg):
+    """The parser left "Note / 2022 / 2021" above the grid: the columns are dated from those lines (the
+    2022 column, not the notes one); an undated grid whose widest rows start with a note number skips it."""
+    q = Q_REV.replace("Total revenue (in USD)", "Total assets (in AUD)")
+    md = ("# Consolidated Statement of Financial Position\n\n# Note\n\n2022 $'m\n\n2021 $'m\n\n"
+          "Table: ASSETS — values in millions of AUD (as printed: \"Note $'m $'m\")\n| | | | |\n|---|---|---|---|\n"
+          "| Cash | C1 | 738.5 | 811.4 |\n| Total assets | | 7,461.0 | 8,072.1 |")
+    cands = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "AUD", "Acme Corp")
+    assert (cands[0].value, cands[0].period, cands[0].notes) == (7_461_000_000, "2022", [])
+    q2 = Q_REV.replace("(in USD)", "(in HKD)")
+    md2 = ("Table: values in thousands of HKD\n| | | | |\n|---|---|---|---|\n| Revenue | 5 | 45,102 | 24,496 |\n"
+           "| Sales of electricity | | 6,536 | 652 |\n| Finance costs | 11 | (1,246) | (101) |")
+    assert F.build_candidates(cfg_(make_cfg), q2, [pg(md2)], "HKD", "Acme Corp")[0].value == 45_102_000
+
+
+def test_a_count_question_takes_no_money_row(make_cfg):
+    q = ("For Acme Corp, what was the value of Number of employees at the end of the period listed in annual "
+         "report? If data is not available, return 'N/A'.")
+    md = ("Table: Staff — values in thousands of AUD\n| | 2022 | 2021 |\n|---|---|---|\n"
+          "| Total employment expenses | (66,618) | (60,000) |\n| Employer contributions | 836 | 800 |")
+    assert F.build_candidates(cfg_(make_cfg), q, [pg(md)], "AUD", "Acme Corp") == []
+
+
+def test_an_initialism_of_the_metric_names_it():
+    from rag.answer import figure_check as FC
+
+    q = ("What was the value of Net asset value per Ordinary share (pence) of Acme plc at the end of the period "
+         "listed in annual report? If data is not available, return 'N/A'.")
+    acr = FC.acronyms(q, "Acme plc")
+    terms = FC.metric_terms(q, "Acme plc")
+    assert acr["NAV"] == "Net asset value"
+    assert F.label_score(FC.expand_acronyms("NAV per Ordinary share (p)", acr), terms) >= 0.8
+    assert F.label_score("NAV per Ordinary share (p)", terms) < 0.8
+    assert FC.expand_acronyms("the NAV and the CEO", acr) == "the NAV Net asset value and the CEO"

@@ -144,3 +144,43 @@ def test_stage_07_draws_the_threshold_curve_of_a_run(make_cfg, tmp_path):
     curve = pd.read_csv(out / "na_tradeoff.csv").set_index("threshold")
     assert curve.loc["none", "found"] == 1 and curve.loc["0.8", "na_right"] == 1 and curve.loc["0.8", "found"] == 1
     assert (out / "na_tradeoff.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_figures_that_are_names_ranges_shares_changes_or_earlier_are_dropped(make_cfg):
+    cfg = cfg_(make_cfg)
+    text = ("In 2022, Microsoft 365 Consumer subscribers grew to 59.7 million.\n"
+            "The Group leases its offices under agreements of between 2 to 10 years and has 19 offices.\n"
+            "As of December 31, 2022, we reserved 2.9 million shares under the employee stock purchase plan, "
+            "and we employed 5,700 employees.\n"
+            "In 2022, total flowcells sold reached 15,375, an increase of 23% from the 12,518 flowcells sold in 2021.\n"
+            "In July 2022, we implemented a reduction of our workforce by approximately 67%, or 12 employees.\n")
+    ms = custom("Number of Microsoft 365 Consumer subscribers")
+    assert [c.value for c in cands(cfg, ms, [pg(text)])[0]] == [59_700_000]
+    kept, dropped = cands(cfg, custom("Number of offices"), [pg(text)])
+    assert [c.value for c in kept] == [19] and any(d["printed"] == "2" and "years" in d["reason"] for d in dropped)
+    kept, dropped = cands(cfg, custom("Number of employees"), [pg(text)])
+    assert [c.value for c in kept] == [5700]
+    why = {d["printed"]: d["reason"] for d in dropped}
+    assert "shares" in why["2.9 million"] and "change" in why["12"]
+    kept, dropped = cands(cfg, custom("Number of flowcells sold"), [pg(text)])
+    assert [c.value for c in kept] == [15375] and "earlier" in {d["printed"]: d["reason"] for d in dropped}["12,518"]
+    laid = ("How many employees were laid off by Acme Corp during the period covered by the annual report? "
+            "If data is not available, return 'N/A'.")
+    assert [c.value for c in cands(cfg, laid, [pg(text)])[0]] == [12]
+
+
+def test_the_report_year_is_the_most_named_period_end(make_cfg):
+    from rag.answer.prose_period import page_year
+
+    text = ("As of December 31, 2022, we had 18 employees. For the year ended December 31, 2022, revenue grew. "
+            "Our bonds mature as of December 31, 2035.")
+    assert page_year([pg(text)]) == 2022
+
+
+def test_spelled_counts_and_assets_under_management(make_cfg):
+    cfg = cfg_(make_cfg)
+    text = ("We currently have in our portfolio eleven (11) issued patents and forty-seven (47) pending applications.\n"
+            "At December 31, 2022, we managed $2.1 billion of assets, including $1.5 billion of loans.\n")
+    assert [c.value for c in cands(cfg, custom("Number of issued patents"), [pg(text)])[0]][:1] == [11]
+    aum = custom("Assets under management (AUM) (in USD)")
+    assert [c.value for c in cands(cfg, aum, [pg(text)])[0]][:1] == [2_100_000_000]

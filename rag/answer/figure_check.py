@@ -34,7 +34,8 @@ _GENERIC = frozenset("""
 what was were is are the for of and or its their in on at to by from with within value values total
 number amount amounts year years end period periods last latest current fiscal annual report reported
 company group data available give list according listed mentioned did does has have any which
-how much many per net average as a an this that yearend yearended endofyear endofperiod yearending
+how much many per net average as a an this that yearend yearended endofyear endofperiod yearending off
+during covered under
 usd eur gbp jpy aud cad chf cny inr sek nok dkk hkd sgd nzd zar brl krw
 """.split())
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
@@ -48,6 +49,7 @@ SYNONYMS = (
     ("expenditure", "expenditures", "capex", "purchases"),
     ("employees", "headcount", "staff", "workforce", "personnel"),
     ("liabilities", "debt", "borrowings"),
+    ("laid", "layoffs", "redundancies", "reduction", "terminated", "terminations"),  # "laid off" employees
 )
 _CANON = {w[:STEM_CHARS]: group[0][:STEM_CHARS] for group in SYNONYMS for w in group}
 
@@ -66,6 +68,25 @@ def metric_terms(question: str, company: str = "") -> set[str]:
     """Stems of the metric's words (see module docstring); the company's own words never count."""
     text = re.sub(r"\([^)]*\)", " ", search_text(question, company))  # "(in USD)", "(%)": units
     return _stems(text) - (_stems(company) if company else set())
+
+
+ACRONYM_WORDS = (3, 4)  # a metric's runs of this many words may be printed as their initials ("NAV", "GTV")
+
+
+def acronyms(question: str, company: str = "") -> dict[str, str]:
+    """Initialisms of runs of the metric's words -> the words: "Net asset value per share" gives "NAV" ->
+    "Net asset value"; a report's row "NAV per Ordinary share (p)" then names the metric."""
+    words = _WORD.findall(re.sub(r"\([^)]*\)", " ", search_text(question, company)))
+    return {"".join(w[0] for w in run).upper(): " ".join(run)
+            for n in ACRONYM_WORDS for i in range(len(words) - n + 1) if len(run := words[i:i + n]) == n}
+
+
+def expand_acronyms(text: str, acr: dict[str, str]) -> str:
+    """``text`` with each upper-case word that is a key of ``acr`` (:func:`acronyms`) followed by its words."""
+    if not acr:
+        return text
+    return re.sub(r"\b[A-Z]{3,4}\b", lambda m: f"{m.group(0)} {acr[m.group(0)]}" if m.group(0) in acr else m.group(0),
+                  text)
 
 
 def _windows(line: str, spans: list[tuple[int, int]], before: int, after: int) -> list[str]:

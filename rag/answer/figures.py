@@ -36,6 +36,7 @@ from typing import Any
 from . import figure_check
 from . import numbers as nums
 from ..clean import units
+from ..clean.units import stated_dollar  # noqa: F401 - re-exported (rag.answer.prose_period)
 from ..core.config import RunConfig
 from .context import CtxPage
 from .md_tables import (  # noqa: F401 - parse_tables, column_year, report_year re-exported
@@ -54,6 +55,10 @@ PARENT_ONLY_PENALTY = 0.05  # a parent-company-only ("condensed") statement: the
 ALIAS_SCORE = 0.95  # a label in the report's words: below an exact match, so "Cost of revenue" wins its own question
 NON_ALIAS_MIN = 0.9  # least score of a label outside LABEL_ALIASES when the metric has aliases
 TOTAL_BONUS = 0.05  # a "Total ..." row when the question asks for a total
+# Label words that ERC questions use as boilerplate ("current period") and so are no metric words, yet on a row
+# label name a part of the metric: "Total current assets" is not "Total assets". They count as extra label
+# words unless the question's metric says them.
+LABEL_QUALIFIERS = frozenset({"current"})
 SUPPORT_BONUS = 0.05  # per other table printing the same value for a matching row (capped below)
 SUPPORT_MAX = 2
 RANK_PENALTY = 0.01  # per page rank: ties go to the better-retrieved page
@@ -98,17 +103,14 @@ LABEL_ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+# Row labels of an amount of money: never the answer to a count question ("Number of employees").
+_MONEY_LABEL = re.compile(r"(?i)\b(?:expenses?|costs?|contributions?|salar(?:y|ies)|wages|benefits|compensation|"
+                          r"payables?|revenues?|income|remuneration|\$)")
 _PARENT_ONLY = re.compile(r"(?i)\b(?:condensed|parent company|parent only|company only|bank only)\b")
 # Row labels that only qualify their section ("Basic and diluted" under "Loss per share:"); any other row
 # under a section is a component of it ("Net income" under "Cash flows from operating activities:").
 _QUALIFIER = re.compile(r"(?:(?:basic|diluted|and|total|continuing|discontinued|operations|operating|activities|"
                         r"group|consolidated)\s?)+")
-_STATED_DOLLAR = re.compile(
-    r"(?i)(?:presented|expressed|stated|reported|denominated|are|is|in (?:thousands|millions|billions) of)\s+"
-    r"(?:in\s+)?(canadian|australian|new zealand|hong kong|singapore|u\.\s?s\.|us|united states) dollars?\b")
-_DOLLAR_NAMES = {"canadian": "CAD", "australian": "AUD", "newzealand": "NZD", "hongkong": "HKD", "singapore": "SGD",
-                 "us": "USD", "unitedstates": "USD"}
-
 # ---- labels -----------------------------------------------------------------------------------------------
 def _norm_label(label: str) -> str:
     s = re.sub(r"[^\w\s%&'-]", " ", label.lower().replace("’", "'"))
@@ -122,8 +124,16 @@ def aliases_for(question: str, company: str = "") -> tuple[str, ...]:
     return tuple(a for rx, labels in LABEL_ALIASES if re.search(rx, q, re.IGNORECASE) for a in labels)
 
 
-def label_score(label: str, terms: set[str], aliases: tuple[str, ...] = ()) -> float:
-    """Share of ``terms`` matched less EXTRA_WORD_PENALTY per other word; at least ALIAS_SCORE for an alias."""
+def label_qualifiers(question: str, company: str = "") -> frozenset[str]:
+    """:data:`LABEL_QUALIFIERS` the question's metric does not say (these count against a row label)."""
+    said = set(re.findall(r"[a-z]+", search_text(question, company).lower()))
+    return frozenset(LABEL_QUALIFIERS - said)
+
+
+def label_score(label: str, terms: set[str], aliases: tuple[str, ...] = (),
+                qualifiers: frozenset[str] = frozenset()) -> float:
+    """Share of ``terms`` matched less EXTRA_WORD_PENALTY per other word (``qualifiers``: label words that
+    count as other words although they are generic); at least ALIAS_SCORE for an alias."""
     norm = _norm_label(label)
     if not norm:
         return 0.0
@@ -133,6 +143,7 @@ def label_score(label: str, terms: set[str], aliases: tuple[str, ...] = ()) -> f
     stems = figure_check._stems(norm)
     matched = figure_check._matched(stems, terms)
     extra = sum(1 for s in stems if not any(s.startswith(t) or t.startswith(s) for t in terms))
+    extra += sum(1 for w in norm.split() if w in qualifiers)
     return max(alias, matched / len(terms) - EXTRA_WORD_PENALTY * extra)
 
 
@@ -197,30 +208,41 @@ def _explicit_currency(text: str) -> str | None:
     return None
 
 
-def stated_dollar(texts: list[str]) -> str | None:
-    """The dollar the pages say the figures are presented in ("presented in Australian dollars",
-    "in thousands of Canadian dollars"): the most stated one; None when none is stated."""
-    seen = Counter(_DOLLAR_NAMES[m.group(1).lower().replace(".", "").replace(" ", "")]
-                   for t in texts for m in _STATED_DOLLAR.finditer(t or ""))
-    return seen.most_common(1)[0][0] if seen else None
-
-
 def _value_slots(row: list[str]) -> list[tuple[int, str]]:
     """(column, cell) of the amounts and nil cells after the label."""
     return [(c, cell) for c, cell in enumerate(row) if c > 0 and (_is_amount(cell) or _is_nil(cell))]
 
 
-def _pick_cell(row: list[str], want_col: int | None, dated: list[tuple[int, int]]) -> tuple[str, int | None] | None:
+def _note_like(cell: str) -> bool:
+    return bool(re.fullmatch(r"\d{1,2}", cell)) and int(cell) <= NOTE_MAX
+
+
+def notes_width(t: MdTable) -> int:
+    """Value cells of a row that starts with a note reference, 0 when the grid has no notes column: its
+    widest rows all start with a small integer and others are one cell narrower ("| Revenue | 5 | 45,102 |
+    24,496 |" beside "| Sales of electricity |  | 6,536 | 652 |", the "Notes" header lost)."""
+    rows = [sl for r in t.rows if (sl := _value_slots(r))]
+    widest = max((len(sl) for sl in rows), default=0)
+    if widest < 3 or not any(len(sl) == widest - 1 for sl in rows):
+        return 0
+    return widest if all(_note_like(sl[0][1]) for sl in rows if len(sl) == widest) else 0
+
+
+def _pick_cell(row: list[str], want_col: int | None, dated: list[tuple[int, int]],
+               note_width: int = 0) -> tuple[str, int | None] | None:
     """The row's cell of column ``want_col``: by the order of its value cells when they are as many as
     the dated columns (a grid with "$" or note columns the header does not name), else by index;
-    ``want_col`` None: the first value cell. -> (cell, column) or None."""
+    ``want_col`` None: the first value cell, after the note reference of a row ``note_width`` cells wide
+    (:func:`notes_width`). -> (cell, column) or None."""
     slots = _value_slots(row)
     if not slots:
         return None
     if want_col is None:
+        if note_width and len(slots) == note_width:
+            slots = slots[1:]
         return slots[0][1], slots[0][0]
     order = [c for c, _ in dated]
-    if len(slots) == len(order) + 1 and re.fullmatch(r"\d{1,2}", slots[0][1]) and int(slots[0][1]) <= NOTE_MAX:
+    if len(slots) == len(order) + 1 and _note_like(slots[0][1]):
         slots = slots[1:]  # a note reference column the header does not name
     if len(slots) == len(order):
         return slots[order.index(want_col)][1], want_col  # the dated column it stands for
@@ -241,6 +263,8 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     a = cfg.answer
     terms = figure_check.metric_terms(question, company)
     aliases = aliases_for(question, company) + tuple(extra_aliases)
+    quals = label_qualifiers(question, company)
+    acr = figure_check.acronyms(question, company)
     asked = nums.question_currency(question)
     pct, per_share = nums.asks_percent(question), nums.asks_per_share(question)
     counting = "number of" in question.lower() or bool(re.search(r"\b(?:employees|headcount|staff)\b", question, re.I))
@@ -260,11 +284,11 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
         cur = tcur or fallback
         dated = _table_years(t)
         cols = _columns(t)
+        if not dated:  # the period header the parser left above the grid
+            dated = years_above(p.text, t.order, len(cols))
+            cols = [str(dict(dated).get(i, "")) for i in range(len(cols))] if dated else cols
         if period_year is not None:
             key = f"{p.sha1}:{p.page}"
-            if not dated:  # the period header the parser left above the grid
-                dated = years_above(p.text, t.order, len(cols))
-                cols = [str(dict(dated).get(i, "")) for i in range(len(cols))] if dated else cols
             if dated:
                 above = (key, dated, len(cols))
             elif above and above[0] == key and above[2] == len(cols):
@@ -287,8 +311,9 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                 if year and newest > year:
                     continue  # only future periods (maturities, targets)
                 latest = [c for c, y in dated if y == newest]
-                penalty += OLDER_PENALTY
-                notes.append("older period")
+                if year:  # no report year (only grids dated from the lines above them): the newest column
+                    penalty += OLDER_PENALTY
+                    notes.append("older period")
             want: int | None = latest[0]
         else:  # undated (with period_year: the report's year)
             want = None
@@ -302,22 +327,25 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
         head = cols[want] if want is not None and want < len(cols) else ""
         if not pct and "%" in head:
             continue
+        note_width = 0 if dated else notes_width(t)
         section = ""  # the last row with a label and no value ("Loss per share:", "Revenue:")
         for r in t.rows:
             label = _label(r)
             if label and not _value_slots(r):
                 section = label.rstrip(" :")
                 continue
-            score = label_score(label, terms, aliases)
+            score = label_score(figure_check.expand_acronyms(label, acr), terms, aliases, quals)
             if section and _QUALIFIER.fullmatch(_norm_label(label)):  # "Basic and diluted" under "Loss per share:"
                 joined = f"{section}: {label}"
-                if (js := label_score(joined, terms, aliases)) > score:
+                if (js := label_score(joined, terms, aliases, quals)) > score:
                     score, label = js, joined
             if score < a.figure_min_label_score or (aliases and score < NON_ALIAS_MIN):
                 continue  # a metric with report wordings (LABEL_ALIASES): other labels must name it closely
+            if counting and _MONEY_LABEL.search(label):
+                continue  # "Employer contributions", "Total employment expenses": money, a count is asked
             if wants_total and _norm_label(label).startswith("total"):
                 score += TOTAL_BONUS  # "Total deposits" over the "Deposits" rows of its parts
-            got = _pick_cell(r, want, dated)
+            got = _pick_cell(r, want, dated, note_width)
             if got is None or _is_nil(got[0]):
                 continue
             cell, col = got

@@ -123,7 +123,8 @@ def years_above(markdown: str, order: int, width: int) -> list[tuple[int, int]]:
     right above it (at most :data:`YEARS_ABOVE_LINES`, a ``Table:`` line's printed unit phrase included):
     lines holding years and at most :data:`YEARS_LINE_WORDS` other words ("# December 28, 2019 December 29,
     2018", "2017" then "2016"), read upwards until they name ``width - 1`` years (one per value column, in
-    print order); [] when they do not, or a table row or other text comes first."""
+    print order; after a "Note(s)" line, ``width - 2`` years stand for the columns after the notes column);
+    [] when they do not, or a table row or other text comes first."""
     lines = (markdown or "").splitlines()
     starts = [i for i, ln in enumerate(lines) if ln.lstrip().startswith("|")
               and (i == 0 or not lines[i - 1].lstrip().startswith("|"))]
@@ -131,6 +132,7 @@ def years_above(markdown: str, order: int, width: int) -> list[tuple[int, int]]:
         return []
     years: list[int] = []
     seen = 0
+    notes = False  # a "Note(s)" line above the years: the grid's first value column holds note references
     for ln in reversed(lines[: starts[order]]):
         text = ln.strip()
         if not text:
@@ -144,15 +146,17 @@ def years_above(markdown: str, order: int, width: int) -> list[tuple[int, int]]:
         found = [int(y) for y in _YEAR_WORD.findall(text)]
         other = [w for w in re.findall(r"[^\W\d_]+", text.lower()) if w not in _PERIOD_WORDS]
         if not found or len(other) > YEARS_LINE_WORDS:
+            notes = notes or (bool(years) and other[:1] in (["note"], ["notes"]))
             if years or not (unit_line or text.startswith(("#", "("))):
                 break  # text between the grid and any period line: not its header
             continue  # a heading or unit line between the period line and the grid
         years = found + years
         if len(years) >= width - 1:
             break
-    if len(years) != width - 1 or len(set(years)) != len(years):
+    first = 2 if notes and len(years) == width - 2 else 1  # "Note 2022 2021" over four columns
+    if len(years) != width - first or len(set(years)) != len(years):
         return []
-    return [(c + 1, y) for c, y in enumerate(years)]
+    return [(c + first, y) for c, y in enumerate(years)]
 
 
 # ---- periods ----------------------------------------------------------------------------------------------

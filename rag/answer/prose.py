@@ -73,15 +73,20 @@ _MONTH_AFTER = re.compile(r"(?i)^\s*(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|
 # Words that make the figure after them an earlier period's or another basis's.
 _EARLIER = re.compile(r"(?i)(?:\bfrom|\bcompared (?:to|with)|\bversus|\bvs\.?|\bagainst|\bup from|\bdown from|"
                       r"\bprior year(?:'s)?(?: of)?|\blast year(?:'s)?(?: of)?|\bpreviously|\(\s*(?:19|20)\d\d\s*[:=])"
-                      r"\s*(?:US\$|A\$|[$€£¥]|approximately|about|around)?\s*$")
+                      r"\s*(?:the\s+)?(?:US\$|A\$|[$€£¥]|approximately|about|around)?\s*$")
 _CHANGE = re.compile(r"(?i)^\s*(?:%|per\s?cent|percent)?\s*(?:increase|decrease|growth|decline|rise|drop|higher|"
                      r"lower|more|less|fewer|up|down|improvement|reduction)\b")
 # "reduced our workforce by 120", "grew by 40 stores": a change; the level is asked unless the question is
 # about the change itself (people let go, openings, new stores).
-_BY_CHANGE = re.compile(r"(?i)\b(?:by|reduced|reduction of|cut|eliminated|added|increased|decreased|grew|fell|rose)"
-                        r"(?:\s+(?:approximately|about|around|some|over|nearly|almost))?\s*(?:US\$|[$€£¥])?\s*$")
+_BY_CHANGE = re.compile(r"(?i)\b(?:by|reduced|reduction of|cut|eliminated|added|increased|decreased|grew|fell|rose|"
+                        r"terminated|hired|laid off|let go|dismissed)"
+                        r"(?:\s+(?:approximately|about|around|some|over|nearly|almost|more than|less than|fewer than|"
+                        r"up to))?\s*(?:US\$|[$€£¥])?\s*$"
+                        r"|\bby\s+(?:[a-z]+\s+)?\d+(?:\.\d+)?\s?%,?\s+or\s*$")  # "by approximately 67%, or 12 employees"
 _ASKS_CHANGE = re.compile(r"(?i)\b(?:laid off|let go|layoffs?|redundanc|reduc|cut|eliminat|terminat|severance|"
                           r"new|openings?|opened|closed|closures?|added|additions?|increase|decrease|growth|change)\w*")
+_NUMBER_WORDS = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+                 r"sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:-\w+)?")
 _NOTE_REF = re.compile(r"(?i)\b(?:note|notes|page|pages|section|item|part|phase|tier|level|schedule|figure|"
                        r"chapter|article|rule|form|no\.)\s*$")
 _MONEY_WORDS = re.compile(r"(?i)\b(?:revenue|sales|turnover|income|profit|loss|cash|expenditure|capex|debt|"
@@ -91,10 +96,11 @@ _COUNT_WORDS = re.compile(r"(?i)\bnumber of\b|\bhow many\b|\b(?:employees|headco
                           r"stores?|branches|customers|subscribers|members|users|therapies|sites|locations|"
                           r"people|vessels|beds|clinics|openings|dealerships|mw|megawatts|capacity)\b")
 _WORD = re.compile(r"\S+")
-# A measure printed right after the figure: a count question takes it only when the question names it.
-_MEASURE = re.compile(r"(?i)^\s*(square|sq\.?|feet|ft|acres?|hectares?|km|kilometres?|kilometers?|miles?|tonnes?|tons?|"
+# A measure printed right after the figure (or after a range: "2 to 10 years"): a count question takes it only
+# when the question names it.
+_MEASURE = re.compile(r"(?i)^\s*(?:(?:to|-|–|and)\s*\d[\d,.]*\s*)?(square|sq\.?|feet|ft|acres?|hectares?|km|kilometres?|kilometers?|miles?|tonnes?|tons?|"
                       r"mw|gw|mwh|gwh|kw|kwh|barrels?|boe|litres?|liters?|gallons?|hours?|days?|weeks?|months?|years?|"
-                      r"times|x)\b")
+                      r"times|x|shares?)\b")
 PARTS_MIN = 3  # figures in one sentence followed by the same noun ("3 stores in Delaware, 49 stores in ...")
 
 
@@ -168,6 +174,13 @@ def _figures(sentence: str, dollar: str) -> list[_Hit]:
     return out
 
 
+def _in_asked_name(sentence: str, h: _Hit, question: str) -> bool:
+    """The figure and the capitalized word before it are printed together in the question ("Microsoft 365
+    Consumer subscribers"): a product's name, not a value."""
+    m = re.search(r"([A-Z][\w&-]*)\s+$", sentence[:h.first])
+    return bool(m) and re.search(rf"\b{re.escape(m.group(1))}\s+{re.escape(h.printed)}\b", question) is not None
+
+
 def _next_word(sentence: str, h: _Hit) -> str:
     m = re.match(r"\s*([^\W\d_]+)", sentence[h.end:])
     return m.group(1).lower() if m else ""
@@ -216,7 +229,8 @@ def _is_year_or_date(sentence: str, h: _Hit) -> str | None:
         return "a page number (alone after the last sentence)"
     if re.match(r"\s+\(?-?[\d,.]+\)?(?:\s|$)", sentence[h.end:]) or re.search(r"(?:^|\s)\(?-?[\d,.]*\d\)?\s+$", sentence[:h.first]):
         return "in a run of numbers (a table printed as text)"
-    if h.value < 100 and re.search(r"\(\s*$", sentence[:h.first]) and re.match(r"\s*\)", sentence[h.end:]):
+    if (h.value < 100 and re.search(r"\(\s*$", sentence[:h.first]) and re.match(r"\s*\)", sentence[h.end:])
+            and not re.search(rf"(?i)\b{_NUMBER_WORDS}\s*\(\s*$", sentence[:h.first])):  # "eleven (11)": the figure
         return "a footnote marker"
     return None
 
@@ -230,6 +244,7 @@ def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     terms = metric.metric_terms(question, company)
     phrases = _lexicon_phrases(cfg, question, company)
     named = named_terms(question, company)
+    acr = metric.acronyms(question, company)
     if not terms and not phrases:
         return [], []
     pct, count, money = _kinds(question, company)
@@ -252,6 +267,8 @@ def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
             nouns = Counter(_next_word(s, h) for h in hits)
             for h in hits:
                 left, right = _window(s, h.first, h.end, before, after)
+                if acr:  # "NAV" next to the figure names "Net asset value"
+                    left, right = (metric.expand_acronyms(" ".join(w), acr).split() for w in (left, right))
                 fit = _metric_fit(left, right, terms, phrases, a.prose_min_share)
                 if fit is None:
                     continue  # not near the metric's words: not listed (every number of the page would be)
@@ -262,6 +279,8 @@ def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                     continue
                 words = " ".join([*left, h.printed, *right])
                 why = _is_year_or_date(s, h)
+                if why is None and _in_asked_name(s, h, question):
+                    why = "part of a name the question uses ('Microsoft 365')"
                 if why is None and _EARLIER.search(s[max(0, h.first - 30):h.first]):
                     why = "an earlier period's or another basis's figure (from / compared with / prior year)"
                 if why is None and changes and not _ASKS_CHANGE.search(words):

@@ -70,8 +70,9 @@ def page_year(pages: list[CtxPage]) -> int | None:
     y = report_year([t for p in pages for t in parse_tables(p.text)])
     if y:
         return y
-    seen = [int(m.group(1)) for p in pages for s in page_sentences(p.text) for m in _PERIOD_END.finditer(s)]
-    return max(seen) if seen else None
+    # the most named period end (ties: the later): the latest would be a maturity or a plan's end date
+    seen = Counter(int(m.group(1)) for p in pages for s in page_sentences(p.text) for m in _PERIOD_END.finditer(s))
+    return max(seen, key=lambda y: (seen[y], y)) if seen else None
 
 
 _UNIT_DOLLAR = re.compile(r"(?m)^Table:.*?\bvalues in (?:\w+ of )?([A-Z]{3})\b")

@@ -54,7 +54,7 @@ from ..parse import load_parsed  # noqa: F401 - also re-exported for benchmarks
 from ..core.records import CleanPage, CleanReport, CleanTable, ParsedPage, ParsedReport, ParsedTable
 
 # Bump when the clean output changes for the same input and config (invalidates every report).
-CODE_VERSION = "clean-3"  # 2: shifted-letter pages to OCR, OCR time budget; 3: unshift pages OCR did not read
+CODE_VERSION = "clean-4"  # 2: shifted-letter pages to OCR, OCR time budget; 3: unshift pages OCR did not read; 4: the report's dollar from its presentation statement or place of filing before counted mentions
 STAGE = "02_clean"
 REPEATED_KEYS_KEPT = 50  # repeated header/footer keys kept in an item's details (the rest only counted)
 # Page texts of clean reports, cached per file version (05 reads the same report for many questions).
@@ -181,7 +181,8 @@ def clean_report(parsed: ParsedReport, company: str, cfg: RunConfig, pdf: str | 
         vocab = build_vocab(raw)
     info["unshifted_pages"] = unshifted
     default_dollar = report_currency.upper() if report_currency.upper() in ("USD", "AUD", "CAD", "NZD", "HKD", "SGD") else "USD"
-    dollar = units.dollar_currency(raw, default=default_dollar)
+    # OCR'd pages count with their OCR text (a report whose text layer is garbled says its dollar there)
+    dollar = units.dollar_currency([ocr_text.get(p.page, t) for p, t in zip(parsed.pages, raw)], default=default_dollar)
     # Headers/footers: blocks (parser labels aside) at the page edges repeated on many pages.
     c = cfg.clean
     edge_texts = [[clean_text(b.text, vocab) for b in p.blocks] for p in parsed.pages]

@@ -16,8 +16,9 @@ Contract:
   ``Table: Consolidated income statement — values in thousands of USD, except per share data
   (as printed: "(in thousands, except per share data)")``; it names the phrase verbatim so a reader
   (and ``rag.answer.numbers.scale_from_text``) sees the scale, the currency and the exceptions.
-- ``dollar_currency(text) -> str``: which dollar a report's bare "$" means (USD, AUD, CAD…), by
-  counting explicit mentions; "USD" when none.
+- ``dollar_currency(texts, default) -> str``: which dollar a report's bare "$" means (USD, AUD, CAD…): the
+  one it says it presents in, else where it is filed or listed, else its most-mentioned explicit dollar,
+  else ``default``. ``stated_dollar(texts)``: the first of these alone (None when not stated).
 """
 from __future__ import annotations
 
@@ -221,11 +222,54 @@ _DOLLAR_HINTS = (
 )
 
 
+# "presented in Australian dollars", "in thousands of Canadian dollars": the report names its own dollar.
+STATED_DOLLAR = re.compile(
+    r"(?i)(?:presented|expressed|stated|reported|denominated|are|is|in (?:thousands|millions|billions) of)\s+"
+    r"(?:in\s+)?(canadian|australian|new zealand|hong kong|singapore|u\.\s?s\.|us|united states) dollars?\b")
+_DOLLAR_NAMES = {"canadian": "CAD", "australian": "AUD", "newzealand": "NZD", "hongkong": "HKD", "singapore": "SGD",
+                 "us": "USD", "unitedstates": "USD"}
+# Where a report is filed or listed says which dollar its bare "$" means when it never says so (a US 10-K
+# rarely writes "U.S. dollars"); case-sensitive names of the regulator, exchange or companies law.
+_FILED_UNDER = (
+    (r"(?i:\bForm 10-K\b)|SECURITIES AND EXCHANGE COMMISSION|Washington, D\.C\. 20549", "USD"),
+    (r"\bABN\b|\bASX\b|Corporations Act 2001|Australian Securities", "AUD"),
+    (r"\bTSX\b|\bSEDAR\b|Canada Business Corporations|Canadian Securities", "CAD"),
+    (r"\bNZX\b|Companies Act 1993", "NZD"),
+    (r"Stock Exchange of Hong Kong|\bHKEX\b|Hong Kong Companies Ordinance", "HKD"),
+    (r"\bSGX\b|Singapore Exchange", "SGD"),
+)
+FILED_UNDER_MIN = 5  # mentions that make a place of filing evidence (a report may name another exchange once)
+
+
+def stated_dollar(texts: Iterable[str]) -> str | None:
+    """The dollar the texts say the figures are presented in ("presented in Australian dollars", "in
+    thousands of Canadian dollars"): the most stated one; None when none is stated or two tie."""
+    seen = Counter(_DOLLAR_NAMES[m.group(1).lower().replace(".", "").replace(" ", "")]
+                   for t in texts for m in STATED_DOLLAR.finditer(t or ""))
+    top = seen.most_common(2)
+    return top[0][0] if top and (len(top) == 1 or top[0][1] > top[1][1]) else None
+
+
+def _most(counts: Counter[str], least: int) -> str | None:
+    top = counts.most_common(2)
+    if not top or top[0][1] < least or (len(top) == 2 and top[0][1] == top[1][1]):
+        return None
+    return top[0][0]
+
+
 def dollar_currency(texts: Iterable[str], default: str = "USD") -> str:
-    """The dollar a report's bare "$" most likely means: the most-mentioned explicit dollar."""
-    counts: Counter[str] = Counter()
-    for t in texts:
-        for pat, code in _DOLLAR_HINTS:
-            counts[code] += len(re.findall(pat, t or ""))
-    best = max(counts.items(), key=lambda kv: kv[1], default=(default, 0))
-    return best[0] if best[1] > 0 else default
+    """The dollar a report's bare "$" most likely means, from the strongest evidence there is: the dollar
+    the report says it presents in; else where it is filed or listed (:data:`_FILED_UNDER`, at least
+    FILED_UNDER_MIN mentions: a US 10-K never says "U.S. dollars", an ASX report often quotes US$ prices);
+    else its most-mentioned explicit dollar; else ``default`` (the dataset's currency column, which can be
+    wrong: ERC lists a US biotech under AUD)."""
+    texts = [t or "" for t in texts]
+    stated = stated_dollar(texts)
+    if stated:
+        return stated
+    filed = Counter({code: sum(len(re.findall(pat, t)) for t in texts) for pat, code in _FILED_UNDER})
+    where = _most(filed, FILED_UNDER_MIN)
+    if where:
+        return where
+    mentions = Counter({code: sum(len(re.findall(pat, t)) for t in texts) for pat, code in _DOLLAR_HINTS})
+    return _most(mentions, 1) or default

@@ -241,7 +241,10 @@ class AnswerConfig(_Frozen):
     # from that short list; the figure is converted in code. No candidate: see figure_fallback. erc2-dev
     # 25.25 -> 26.43 (see RESULTS.md, issue 19).
     table_candidates: bool = True
-    figure_pages: int = Field(0, ge=0)  # pages searched for candidates (0 = max_pages)
+    # Pages searched for candidates (0 = max_pages): all of 05's top 10. A figure is checked in code, so reading
+    # more pages costs milliseconds; erc2-val numbers, values found 65 -> 79 of 113 (3 -> 10 pages), N/A-gold
+    # answered N/A 47 -> 46 of 47 (benchmarks/number_replay.py, RESULTS.md issue 28).
+    figure_pages: int = Field(10, ge=0)
     figure_max_candidates: int = Field(6, ge=1)  # longest list shown to the model
     figure_min_label_score: float = Field(0.5, ge=0, le=1)  # a row label's share of the metric's words
     figure_na_fallback: bool = False  # the model picked none of the candidates: read the pages as without them
