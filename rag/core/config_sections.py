@@ -159,6 +159,12 @@ class RetrieveConfig(_Frozen):
     # statement_min_figures figures printed with a thousands separator or decimals (a contents page has none).
     statement_title_chars: int = Field(400, ge=1)
     statement_min_figures: int = Field(20, ge=1)
+    # Number questions about a count (employees, stores, patents, vessels, customers: prompts/search/counts.toml):
+    # pages printing a number followed within count_gap_words words by the count's noun join the candidates
+    # after the statement pages, at most this many (0: off). rag.retrieve.counts; RESULTS.md issue 28.
+    count_pages: int = Field(2, ge=0)
+    counts: str = "prompts/search/counts.toml"  # relative to the project root
+    count_gap_words: int = Field(3, ge=0)
     # Also search densely with "query + lexicon terms" (a second dense query; the best cosine counts).
     lexicon_dense: bool = True
 

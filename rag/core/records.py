@@ -136,7 +136,9 @@ class CandidatePage(BaseModel):
     # (None when not reranked); final: what the page list is sorted by. Higher = better for all.
     scores: dict[str, float | None] = Field(default_factory=lambda: {k: None for k in SCORE_KEYS})
     reason: str = ""  # the reranker's short reason (empty without LLM reranking)
-    statement: str = ""  # the financial statement this page was added as (rag.retrieve.statements); "" = searched
+    # what the page was added as: a financial statement (rag.retrieve.statements: "balance_sheet"...) or a page
+    # printing an asked count (rag.retrieve.counts: "count:employees"...); "" = searched
+    statement: str = ""
 
     @field_validator("scores")
     @classmethod

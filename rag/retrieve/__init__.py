@@ -49,6 +49,7 @@ from ..core.usage import ItemUsage
 from ..core.dataset import Dataset, Question
 from ..models.base import Usage
 from .query import lexicon_hash
+from .counts import counts_hash
 from .statements import statements_hash
 # CandidatePage, RetrievalRecord: the 05 records (rag.core.records); re-exported, tests import them from here.
 from ..core.records import SCORE_KEYS, CandidatePage, RetrievalRecord, RoutedReport  # noqa: F401
@@ -93,7 +94,8 @@ def question_key(cfg: RunConfig, q: Question, routed: Sequence[str], companies: 
                     deps.config_signature(cfg, STAGE),
                     # the lexicon's content only when it is used: keys of runs without it stay as they were
                     *([lexicon_hash(cfg)] if cfg.retrieve.lexicon_expansion else []),
-                    *([statements_hash(cfg)] if cfg.retrieve.statement_pages else []), CODE_VERSION)
+                    *([statements_hash(cfg)] if cfg.retrieve.statement_pages else []),
+                    *([counts_hash(cfg)] if cfg.retrieve.count_pages else []), CODE_VERSION)
 
 
 def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> RetrievalRecord:
@@ -107,7 +109,7 @@ def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> Ret
     searches: dict[str, dict[str, Any]] = {}
     for sha1, text in subs.items():
         searches[sha1] = {}
-        pages = retrieve_pages(cfg, text, sha1, llm=llm, usage=usages, trace=searches[sha1])
+        pages = retrieve_pages(cfg, text, sha1, llm=llm, usage=usages, trace=searches[sha1], kind=q.kind)
         pages, u = rerank(cfg, text, pages, llm=llm)
         usages.append(u)
         candidates[sha1] = pages

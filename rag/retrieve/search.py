@@ -16,7 +16,10 @@ from ..core.config import RunConfig
 from ..core.records import CandidatePage
 from ..models.base import Usage
 from .query import build_search, clear_expansions
+from .counts import add_count_pages
 from .statements import add_statement_pages
+
+COUNT_KINDS = ("number", "comparative")  # question kinds whose counts are looked for on every page
 
 
 # ---- caches (one process may answer many questions per report) -------------------------------
@@ -127,13 +130,14 @@ def lift_to_pages(cfg: RunConfig, chunks: Sequence, found: dict[str, dict[int, f
 def retrieve_pages(cfg: RunConfig, question_text: str, sha1: str, *, index=None,
                    texts: dict[int, str] | None = None, embed: Callable[[str], np.ndarray] | None = None,
                    llm=None, usage: list[Usage] | None = None,
-                   trace: dict[str, Any] | None = None) -> list[CandidatePage]:
+                   trace: dict[str, Any] | None = None, kind: str | None = None) -> list[CandidatePage]:
     """Top candidate pages of report ``sha1`` for ``question_text`` (best first, before reranking).
 
     ``index``/``texts``/``embed``/``llm`` default to the run's stage-04 index, stage-02 pages,
     ``rag.index.embed_query`` and ``rag.models.get_llm``; tests pass fakes. Query-expansion token use
     is appended to the list ``usage`` when given; ``trace``, when given, receives the search as run
-    (``query``, ``dense_queries``, ``bm25_query``, ``lexicon_topics``).
+    (``query``, ``dense_queries``, ``bm25_query``, ``lexicon_topics``, ``statement_pages``, ``count_pages``).
+    ``kind`` "number" or "comparative": pages printing an asked count join (rag.retrieve.counts).
     """
     index = index if index is not None else _index(cfg, sha1)
     company = ""
@@ -153,4 +157,9 @@ def retrieve_pages(cfg: RunConfig, question_text: str, sha1: str, *, index=None,
     added = add_statement_pages(cfg, search["query"], pages, texts)
     if trace is not None and added is not pages:
         trace["statement_pages"] = [p.page for p in added if p.statement]
+    if kind in COUNT_KINDS:
+        counted = add_count_pages(cfg, search["query"], added, texts)
+        if trace is not None and counted is not added:
+            trace["count_pages"] = [p.page for p in counted if p.statement.startswith("count:")]
+        added = counted
     return added
