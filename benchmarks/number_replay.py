@@ -1,5 +1,5 @@
 """Stage 06's number and comparative answers replayed on a run's own 05 pages, config variants side by side,
-by group (values found of value-gold, N/A precision), with paired flips. Only code picks: no model calls
+by group (values found of value-gold, N/A precision, ERC's reference score), with paired flips. Only code picks: no model calls
 (the offline default picks numbers in code; a variant asking the model for a pick is refused).
 
     python benchmarks/number_replay.py --run outputs/RUN --data D \\
@@ -24,7 +24,8 @@ sys.path.insert(0, str(ROOT))
 from rag.answer import answer_question  # noqa: E402
 from rag.core.config import load_config  # noqa: E402
 from rag.core.dataset import load_dataset  # noqa: E402
-from rag.evaluate.scoring import score_number  # noqa: E402
+from rag.core.dataset import PageRef  # noqa: E402
+from rag.evaluate.scoring import score_number, score_references  # noqa: E402
 from rag.retrieve import load_retrievals  # noqa: E402
 
 
@@ -73,15 +74,18 @@ def main() -> int:
             continue
         gold = list(ds.gold[q.text].answers)
         row = {"qid": q.qid, "q": q.text, "kind": q.kind, "gold": gold, "gold_na": [g.upper() for g in gold] == ["N/A"]}
+        pools = ds.gold[q.text].pools
         for name, cfg in variants:
             out = answer_question(None, cfg, ds, q, recs[q.qid], counter)
             row[name] = out["value"]
+            refs = [PageRef(sha1=r["sha1"], page=r["page"]) for r in out["references"]]
+            row[name + ":R"] = score_references(refs, pools)["ref_score"]
         rows.append(row)
     base = variants[0][0]
     print(f"{len(rows)} questions of {a.data} on the 05 pages of {a.run}")
     print("| variant | kind | values found / value-gold | value-gold N/A | value-gold wrong | N/A-gold N/A | "
-          "N/A precision |")
-    print("|---|---|---|---|---|---|---|")
+          "N/A precision | reference score (sum) |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, _ in variants:
         for kind in ("number", "comparative"):
             rs = [r for r in rows if r["kind"] == kind]
@@ -91,7 +95,9 @@ def main() -> int:
             vna = sum(r[name] == "N/A" for r in vg)
             nna = sum(r[name] == "N/A" for r in ng)
             prec = f"{nna / (nna + vna):.3f}" if nna + vna else "-"
-            print(f"| {name} | {kind} | {found} / {len(vg)} | {vna} | {len(vg) - found - vna} | {nna} / {len(ng)} | {prec} |")
+            refs = sum(r[name + ":R"] for r in rs)
+            print(f"| {name} | {kind} | {found} / {len(vg)} | {vna} | {len(vg) - found - vna} | {nna} / {len(ng)} | "
+                  f"{prec} | {refs:.2f} |")
     for name, _ in variants[1:]:
         flips = Tally()
         print(f"\npaired {base} -> {name} (one or two questions either way are noise):")
