@@ -9,10 +9,7 @@ than reading three pages.
 Contracts:
 - Tables and their periods come from :mod:`rag.answer.md_tables` (``parse_tables``, ``column_year``,
   ``report_year``; re-exported here).
-- ``label_score(label, terms, aliases) -> float``: how well a row label names the metric: the share of
-  the metric's word stems (:mod:`rag.answer.figure_check`, synonyms included) less :data:`EXTRA_WORD_PENALTY` per other
-  word of the label; at least :data:`ALIAS_SCORE` for a label of :data:`LABEL_ALIASES` of the
-  question's metric (``aliases_for(question)``).
+- Row labels naming the metric: :mod:`rag.answer.labels` (``label_score``, ``aliases_for``; re-exported here).
 - ``build_candidates(cfg, question, pages, report_currency, company) -> list[Candidate]``: best first,
   at most ``answer.figure_max_candidates``, one per distinct value. Rules: the latest-period column
   (year = report year; an undated table's first value column, penalized); scale from the column
@@ -43,22 +40,19 @@ from .md_tables import (  # noqa: F401 - parse_tables, column_year, report_year 
     MdTable, _SIGNS, _columns, _is_amount, _is_nil, _label, _table_years, column_year, parse_tables, report_year,
     years_above)
 from ..core.questions import search_text
+from .labels import (  # noqa: F401 - label_score, aliases_for, LABEL_ALIASES re-exported
+    ALIAS_SCORE, EXTRA_WORD_PENALTY, LABEL_ALIASES, LABEL_QUALIFIERS, MONEY_LABEL, _norm_label, aliases_for,
+    label_qualifiers, label_score)
 
 NA = "N/A"
 
 # ---- scoring constants (not tuning knobs of a run: they define what a candidate is) ----------------
-EXTRA_WORD_PENALTY = 0.1  # per label word that is not a word of the metric ("Cost of revenue" vs "Revenue")
 UNDATED_PENALTY = 0.2  # a table whose columns name no period: its first value column is only a guess
 OLDER_PENALTY = 0.3
 NO_SCALE_PENALTY = 0.1
 PARENT_ONLY_PENALTY = 0.05  # a parent-company-only ("condensed") statement: the consolidated figure is asked  # an amount whose table states no scale (often a missed "in thousands")  # the table's latest column is older than the report's period end
-ALIAS_SCORE = 0.95  # a label in the report's words: below an exact match, so "Cost of revenue" wins its own question
 NON_ALIAS_MIN = 0.9  # least score of a label outside LABEL_ALIASES when the metric has aliases
 TOTAL_BONUS = 0.05  # a "Total ..." row when the question asks for a total
-# Label words that ERC questions use as boilerplate ("current period") and so are no metric words, yet on a row
-# label name a part of the metric: "Total current assets" is not "Total assets". They count as extra label
-# words unless the question's metric says them.
-LABEL_QUALIFIERS = frozenset({"current"})
 SUPPORT_BONUS = 0.05  # per other table printing the same value for a matching row (capped below)
 SUPPORT_MAX = 2
 RANK_PENALTY = 0.01  # per page rank: ties go to the better-retrieved page
@@ -66,87 +60,11 @@ TITLE_CHARS = 60  # table title shown in the pick list
 LABEL_CHARS = 100
 NOTE_MAX = 99  # a first "value" this small without separators, in a row with one value too many, is a note ref
 
-# Row labels that name a metric in a report's words although they share few of the question's words.
-# (question regex, label regexes); labels are lower-cased with punctuation other than "%"/"&" removed.
-LABEL_ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (r"cash flows? from operati|operating cash flow|cash from operations|cash generated from operations",
-     (r"^net cash (?:\w+ ){0,4}(?:from|by|in) operating activities",
-      r"^cash (?:generated|provided) (?:from|by) operations", r"^net cash (?:inflows?|outflows?) from operating",
-      r"^net cash from operations", r"^cash flows? from operating activities$")),
-    (r"\brevenues?\b|\bsales\b|\bturnover\b",
-     (r"^(?:total )?(?:net )?(?:operating )?(?:revenues?|sales|turnover)(?: and other income)?"
-      r"(?: from contracts with customers)?(?: net)?$", r"^revenue from (?:contracts with )?customers$")),
-    (r"\bnet (?:income|profit|earnings|loss)\b",
-     (r"^net (?:income|profit|earnings|loss)(?: loss| income)?(?: for the (?:year|period))?$",
-      r"^(?:profit|loss|profit loss|loss profit) for the (?:year|period)$",
-      r"^net (?:income|loss|profit) attributable to")),
-    (r"\boperating (?:income|profit)\b|\bincome from operations\b",
-     (r"^operating (?:income|profit|loss)(?: loss| income)?$",
-      r"^(?:income|loss|income loss|loss income) from operations$",
-      r"^results from operating activities$")),
-    (r"\bcapital expenditures?\b|\bcapex\b",
-     (r"^(?:purchases?|acquisitions?|payments? for|additions to) (?:of )?(?:property|plant|ppe)",
-      r"^capital expenditures?$")),
-    (r"\blong-term debt\b|\blong term debt\b",
-     (r"^long-term debt", r"^long term debt", r"^non-current borrowings", r"^borrowings non-current")),
-    (r"\btotal assets\b", (r"^total assets$",)),
-    (r"\beps\b|\bearnings per share\b",
-     (r"^(?:basic |diluted )?(?:net )?"
-      r"(?:earnings|loss|income|profit|earnings loss|loss earnings|income loss|loss income)"
-      r" per (?:ordinary |common )?share", r"^basic (?:earnings|loss) per share")),
-    (r"\bdividends? per share\b", (r"^(?:total )?dividends? (?:declared |paid )?per (?:ordinary |common )?share",)),
-    (r"\bgross margin\b", (r"^gross (?:profit )?margin",)),
-    (r"\b(?:shareholders|stockholders)'? equity\b|\btotal equity\b",
-     (r"^total (?:shareholders|stockholders)? ?equity", r"^total equity")),
-    (r"\bemployees\b|\bheadcount\b|\bworkforce\b",
-     (r"^(?:total )?(?:number of )?(?:employees|headcount|staff|fte|full-time employees)",)),
-)
-
-
-# Row labels of an amount of money: never the answer to a count question ("Number of employees").
-_MONEY_LABEL = re.compile(r"(?i)\b(?:expenses?|costs?|contributions?|salar(?:y|ies)|wages|benefits|compensation|"
-                          r"payables?|revenues?|income|remuneration|\$)")
 _PARENT_ONLY = re.compile(r"(?i)\b(?:condensed|parent company|parent only|company only|bank only)\b")
 # Row labels that only qualify their section ("Basic and diluted" under "Loss per share:"); any other row
 # under a section is a component of it ("Net income" under "Cash flows from operating activities:").
 _QUALIFIER = re.compile(r"(?:(?:basic|diluted|and|total|continuing|discontinued|operations|operating|activities|"
                         r"group|consolidated)\s?)+")
-# ---- labels -----------------------------------------------------------------------------------------------
-def _norm_label(label: str) -> str:
-    s = re.sub(r"[^\w\s%&'-]", " ", label.lower().replace("’", "'"))
-    s = re.sub(r"\b\d+\b", " ", s)  # footnote numbers
-    return re.sub(r"\s+", " ", s.replace("'", "")).strip()
-
-
-def aliases_for(question: str, company: str = "") -> tuple[str, ...]:
-    """Label patterns of :data:`LABEL_ALIASES` for the metric the question asks for."""
-    q = search_text(question, company)  # the question without its ERC boilerplate and company
-    return tuple(a for rx, labels in LABEL_ALIASES if re.search(rx, q, re.IGNORECASE) for a in labels)
-
-
-def label_qualifiers(question: str, company: str = "") -> frozenset[str]:
-    """:data:`LABEL_QUALIFIERS` the question's metric does not say (these count against a row label)."""
-    said = set(re.findall(r"[a-z]+", search_text(question, company).lower()))
-    return frozenset(LABEL_QUALIFIERS - said)
-
-
-def label_score(label: str, terms: set[str], aliases: tuple[str, ...] = (),
-                qualifiers: frozenset[str] = frozenset()) -> float:
-    """Share of ``terms`` matched less EXTRA_WORD_PENALTY per other word (``qualifiers``: label words that
-    count as other words although they are generic); at least ALIAS_SCORE for an alias."""
-    norm = _norm_label(label)
-    if not norm:
-        return 0.0
-    alias = ALIAS_SCORE if any(re.search(a, norm) for a in aliases) else 0.0
-    if not terms:
-        return alias
-    stems = figure_check._stems(norm)
-    matched = figure_check._matched(stems, terms)
-    extra = sum(1 for s in stems if not any(s.startswith(t) or t.startswith(s) for t in terms))
-    extra += sum(1 for w in norm.split() if w in qualifiers)
-    return max(alias, matched / len(terms) - EXTRA_WORD_PENALTY * extra)
-
-
 # ---- candidates -------------------------------------------------------------------------------------------
 @dataclass
 class Candidate:
@@ -341,7 +259,7 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                     score, label = js, joined
             if score < a.figure_min_label_score or (aliases and score < NON_ALIAS_MIN):
                 continue  # a metric with report wordings (LABEL_ALIASES): other labels must name it closely
-            if counting and _MONEY_LABEL.search(label):
+            if counting and MONEY_LABEL.search(label):
                 continue  # "Employer contributions", "Total employment expenses": money, a count is asked
             if wants_total and _norm_label(label).startswith("total"):
                 score += TOTAL_BONUS  # "Total deposits" over the "Deposits" rows of its parts
