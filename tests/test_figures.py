@@ -393,3 +393,20 @@ def test_an_initialism_of_the_metric_names_it():
     assert F.label_score(FC.expand_acronyms("NAV per Ordinary share (p)", acr), terms) >= 0.8
     assert F.label_score("NAV per Ordinary share (p)", terms) < 0.8
     assert FC.expand_acronyms("the NAV and the CEO", acr) == "the NAV Net asset value and the CEO"
+
+
+def test_a_programmes_row_not_the_companys_total(make_cfg):
+    """The question names a code ("VP-102"): its row under a sentence saying what the grid holds is the
+    figure; the company's total R&D row is not."""
+    q = ("For Acme Corp, what was the value of Research and development expense for VP-102 (in USD) at the end "
+         "of the period listed in annual report? If data is not available, return 'N/A'.")
+    md = ("Table: Results — values in thousands of USD\n| | 2022 | 2021 |\n|---|---|---|\n"
+          "| Research and development | 12,198 | 15,929 |\n\n"
+          "The following table summarizes our research and development expense by product candidate.\n\n"
+          "Table: For the Year Ended — values in thousands of USD\n| | 2022 | 2021 |\n|---|---|---|\n"
+          "| VP-102 | $ 3,474 | $ 6,174 |\n| VP-315 | 2,955 | 3,825 |")
+    cands = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp")
+    assert [c.value for c in cands] == [3_474_000]
+    from rag.answer import figure_check as FC
+
+    assert FC.named_words(q, "Acme Corp") == ["vp-102"]  # "Research" starts the metric: not a name

@@ -70,6 +70,24 @@ def metric_terms(question: str, company: str = "") -> set[str]:
     return _stems(text) - (_stems(company) if company else set())
 
 
+# where the metric starts: "the value of <metric>", else "what was the <metric>" ("was the value of" is the first)
+_METRIC_START = (re.compile(r"(?i)\bvalue of\s+(\S+)"), re.compile(r"(?i)\b(?:is|was|were) the\s+(\S+)"))
+_QUESTION_WORDS = frozenset("what for according which how did does is was were the".split())
+_PERIOD_WORD = re.compile(r"(?:fy|cy|q[1-4]|h[12])?'?\d{2,4}|q[1-4]\s?fy\d{2,4}|fy\d{2,4}q[1-4]")  # FY2019, Q2, 2022
+
+
+def named_words(question: str, company: str = "") -> list[str]:
+    """The metric's capitalized words other than its first, as printed ("CDX-585", "LinkedIn"), lowercased,
+    without the company's words: the things a figure must belong to (a programme, a product)."""
+    q = re.sub(r"\([^)]*\)", " ", search_text(question, company))
+    first = _METRIC_START[0].search(q) or _METRIC_START[1].search(q)
+    skip = {first.start(1)} if first else set()
+    own = set(_WORD.findall(company.lower())) if company else set()
+    return [w for m in re.finditer(r"\S+", q) if m.start() not in skip and m.start() > 0
+            and any(c.isupper() for c in m.group(0)) and (w := re.sub(r"'s$", "", m.group(0).strip("?,.;:").lower()))
+            and w not in _QUESTION_WORDS and w not in own and w not in _GENERIC and not _PERIOD_WORD.fullmatch(w)]
+
+
 ACRONYM_WORDS = (3, 4)  # a metric's runs of this many words may be printed as their initials ("NAV", "GTV")
 
 

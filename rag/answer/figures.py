@@ -38,7 +38,7 @@ from ..core.config import RunConfig
 from .context import CtxPage
 from .md_tables import (  # noqa: F401 - parse_tables, column_year, report_year re-exported
     MdTable, _SIGNS, _columns, _is_amount, _is_nil, _label, _table_years, column_year, parse_tables, report_year,
-    years_above)
+    text_above, years_above)
 from ..core.questions import search_text
 from .labels import (  # noqa: F401 - label_score, aliases_for, LABEL_ALIASES re-exported
     ALIAS_SCORE, EXTRA_WORD_PENALTY, LABEL_ALIASES, LABEL_QUALIFIERS, MONEY_LABEL, _norm_label, aliases_for,
@@ -58,6 +58,8 @@ SUPPORT_MAX = 2
 RANK_PENALTY = 0.01  # per page rank: ties go to the better-retrieved page
 TITLE_CHARS = 60  # table title shown in the pick list
 LABEL_CHARS = 100
+NAMED_MIN_CHARS = 8  # a capitalized question word this long names a thing (a drug, a programme)
+ABOVE_LINES = 3  # text lines above a grid read as its context (what a titleless grid holds)
 NOTE_MAX = 99  # a first "value" this small without separators, in a row with one value too many, is a note ref
 
 _PARENT_ONLY = re.compile(r"(?i)\b(?:condensed|parent company|parent only|company only|bank only)\b")
@@ -183,6 +185,8 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     aliases = aliases_for(question, company) + tuple(extra_aliases)
     quals = label_qualifiers(question, company)
     acr = figure_check.acronyms(question, company)
+    named = [w for w in figure_check.named_words(question, company) if _distinct(w)]
+    codes = [w for w in named if any(c.isdigit() for c in w)]
     asked = nums.question_currency(question)
     pct, per_share = nums.asks_percent(question), nums.asks_per_share(question)
     counting = "number of" in question.lower() or bool(re.search(r"\b(?:employees|headcount|staff)\b", question, re.I))
@@ -253,6 +257,11 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                 section = label.rstrip(" :")
                 continue
             score = label_score(figure_check.expand_acronyms(label, acr), terms, aliases, quals)
+            if named:  # a programme's or product's row: "| CDX-585 | 9,793 |" under "amount ... each research program"
+                fits, names = _named_row(label, named, terms, f"{t.title} {above_text(p.text, t)}")
+                if codes and not names:
+                    continue  # the question names a code ("VP-102"): the company's total is not its figure
+                score = max(score, fits)
             if section and _QUALIFIER.fullmatch(_norm_label(label)):  # "Basic and diluted" under "Loss per share:"
                 joined = f"{section}: {label}"
                 if (js := label_score(joined, terms, aliases, quals)) > score:
@@ -298,6 +307,29 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                                    title=_title(t.title), score=score - penalty - RANK_PENALTY * p.rank,
                                    notes=list(notes) + _where(period_year, section, t.title)))
     return dedupe(found)[: a.figure_max_candidates]
+
+
+def _distinct(word: str) -> bool:
+    """A named word that identifies a thing: a code with digits ("vp-102"), or a long word ("barzolvolimab")."""
+    return any(c.isdigit() for c in word) or len(word) >= NAMED_MIN_CHARS
+
+
+def above_text(markdown: str, t: MdTable) -> str:
+    return text_above(markdown, t.order, ABOVE_LINES)
+
+
+def _named_row(label: str, named: list[str], terms: set[str], context: str) -> tuple[float, bool]:
+    """(score, names it) of a row whose label names one of the question's ``named`` things: the share of the
+    metric's other words found in the label plus the table's title and the lines above it; (0, False) when the
+    label names none of them."""
+    words = set(re.split(r"[\s/]+", label.lower()))
+    hit = [w for w in named if w in words or any(part in words for part in w.split("/"))]
+    if not hit:
+        return 0.0, False
+    rest = terms - figure_check._stems(" ".join(hit))
+    if not rest:
+        return 1.0, True
+    return figure_check._matched(figure_check._stems(f"{context} {label}"), rest) / len(rest), True
 
 
 def _where(period_year: int | None, section: str, title: str) -> list[str]:

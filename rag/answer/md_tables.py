@@ -159,6 +159,24 @@ def years_above(markdown: str, order: int, width: int) -> list[tuple[int, int]]:
     return [(c + first, y) for c, y in enumerate(years)]
 
 
+def text_above(markdown: str, order: int, lines: int = 3) -> str:
+    """The last ``lines`` non-empty text lines above the ``order``-th grid of a page (up to the grid before
+    it), joined: the sentence that says what a grid without a title holds ("The following table indicates the
+    amount incurred for each of our significant research programs")."""
+    rows = (markdown or "").splitlines()
+    starts = [i for i, ln in enumerate(rows) if ln.lstrip().startswith("|")
+              and (i == 0 or not rows[i - 1].lstrip().startswith("|"))]
+    if order >= len(starts):
+        return ""
+    out: list[str] = []
+    for ln in reversed(rows[: starts[order]]):
+        if ln.lstrip().startswith("|") or len(out) >= lines:
+            break
+        if ln.strip() and not ln.lstrip().startswith("Table:"):
+            out.append(ln.strip())
+    return " ".join(reversed(out))
+
+
 # ---- periods ----------------------------------------------------------------------------------------------
 def _columns(t: MdTable) -> list[str]:
     """Header text per column (header rows joined)."""

@@ -126,21 +126,11 @@ def _kinds(question: str, company: str) -> tuple[bool, bool, bool]:
     return pct, count, money
 
 
-_METRIC_START = re.compile(r"(?i)\b(?:value of|(?:is|was|were) the)\s+(\S+)")
-_QUESTION_WORDS = frozenset("what for according which how did does is was were the".split())
-
-
 def named_terms(question: str, company: str = "") -> set[str]:
-    """Stems of the metric's named things: its capitalized words other than its first ("CDX-585 program",
+    """Stems of the metric's named things (:func:`rag.answer.figure_check.named_words`: "CDX-585 program",
     "LinkedIn members"). When there are any, a sentence must name one: a programme's spend is not the
     company's total R&D, a product's users are not all users."""
-    q = re.sub(r"\([^)]*\)", " ", search_text(question, company))
-    first = _METRIC_START.search(q)
-    skip = {first.start(1)} if first else set()
-    words = [m for m in re.finditer(r"\S+", q) if m.start() not in skip and m.start() > 0]
-    named = " ".join(m.group(0) for m in words if any(c.isupper() for c in m.group(0))
-                     and m.group(0).strip("?,.").lower() not in _QUESTION_WORDS)
-    return metric._stems(named) - (metric._stems(company) if company else set())
+    return metric._stems(" ".join(metric.named_words(question, company))) - (metric._stems(company) if company else set())
 
 
 def _lexicon_phrases(cfg: RunConfig, question: str, company: str) -> list[str]:
