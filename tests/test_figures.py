@@ -410,3 +410,13 @@ def test_a_programmes_row_not_the_companys_total(make_cfg):
     from rag.answer import figure_check as FC
 
     assert FC.named_words(q, "Acme Corp") == ["vp-102"]  # "Research" starts the metric: not a name
+
+
+def test_the_statement_page_05_added_wins_a_tie(make_cfg):
+    md = "Table: T — values in thousands of USD\n| | 2022 | 2021 |\n|---|---|---|\n| Total revenues | {} | 9 |"
+    summary, statement = pg(md.format("11,383"), n=73, rank=0), pg(md.format("42,984"), n=49, rank=1)
+    assert F.build_candidates(cfg_(make_cfg), Q_REV, [summary, statement], "USD", "Acme Corp")[0].value == 11_383_000
+    statement.statement = "income_statement"
+    assert F.build_candidates(cfg_(make_cfg), Q_REV, [summary, statement], "USD", "Acme Corp")[0].value == 42_984_000
+    statement.statement = "count:employees"  # a count page is no statement
+    assert F.build_candidates(cfg_(make_cfg), Q_REV, [summary, statement], "USD", "Acme Corp")[0].value == 11_383_000

@@ -26,6 +26,7 @@ class CtxPage:
     text: str
     rank: int  # 0 = best
     score: float | None = None  # retrieval/rerank "final" score, higher = better
+    statement: str = ""  # what 05 added the page as ("balance_sheet", "count:employees"; "" = searched)
 
 
 # ---- reading stage 05 (records come typed from rag.retrieve.load_retrieval) ---------------------------
@@ -34,7 +35,7 @@ def to_ctx_pages(items: Sequence[CandidatePage]) -> list[CtxPage]:
     out = []
     for i, it in enumerate(items or []):
         final = it.scores.get("final")
-        out.append(CtxPage(it.sha1, it.page, it.text or "", i, None if final is None else float(final)))
+        out.append(CtxPage(it.sha1, it.page, it.text or "", i, None if final is None else float(final), it.statement))
     if all(p.score is not None for p in out):
         out.sort(key=lambda p: -p.score)  # type: ignore[operator]
     for i, p in enumerate(out):
@@ -52,7 +53,7 @@ def merged_pages(per_report: dict[str, list[CtxPage]], sha1s: list[str]) -> list
     stable sort by ``final`` (each report's scores are normalized to its own best page = 1)."""
     pages = [p for s in sha1s for p in per_report.get(s, [])]
     pages.sort(key=lambda p: (-(p.score if p.score is not None else float("-inf")), p.rank))
-    return [CtxPage(p.sha1, p.page, p.text, i, p.score) for i, p in enumerate(pages)]
+    return [CtxPage(p.sha1, p.page, p.text, i, p.score, p.statement) for i, p in enumerate(pages)]
 
 
 def page_row(p: CtxPage) -> dict[str, Any]:

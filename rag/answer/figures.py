@@ -58,6 +58,7 @@ SUPPORT_MAX = 2
 RANK_PENALTY = 0.01  # per page rank: ties go to the better-retrieved page
 TITLE_CHARS = 60  # table title shown in the pick list
 LABEL_CHARS = 100
+STATEMENT_BONUS = 0.05  # a row of the statement page 05 added for the question (rag.retrieve.statements)
 NAMED_MIN_CHARS = 8  # a capitalized question word this long names a thing (a drug, a programme)
 ABOVE_LINES = 3  # text lines above a grid read as its context (what a titleless grid holds)
 NOTE_MAX = 99  # a first "value" this small without separators, in a row with one value too many, is a note ref
@@ -304,9 +305,15 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
             found.append(Candidate(label=label[:LABEL_CHARS], period=period,
                                    printed=printed, value=int(value) if float(value).is_integer() else value,
                                    factor=factor, unit=shown, currency=cur, sha1=p.sha1, page=p.page, rank=p.rank,
-                                   title=_title(t.title), score=score - penalty - RANK_PENALTY * p.rank,
+                                   title=_title(t.title),
+                                   score=score - penalty - RANK_PENALTY * p.rank + _statement_bonus(p),
                                    notes=list(notes) + _where(period_year, section, t.title)))
     return dedupe(found)[: a.figure_max_candidates]
+
+
+def _statement_bonus(p: CtxPage) -> float:
+    """A row of a primary statement page that 05 added for the question (not a note or summary quoting it)."""
+    return STATEMENT_BONUS if p.statement and not p.statement.startswith("count:") else 0.0
 
 
 def _distinct(word: str) -> bool:
