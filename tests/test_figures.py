@@ -420,3 +420,19 @@ def test_the_statement_page_05_added_wins_a_tie(make_cfg):
     assert F.build_candidates(cfg_(make_cfg), Q_REV, [summary, statement], "USD", "Acme Corp")[0].value == 42_984_000
     statement.statement = "count:employees"  # a count page is no statement
     assert F.build_candidates(cfg_(make_cfg), Q_REV, [summary, statement], "USD", "Acme Corp")[0].value == 11_383_000
+
+
+def test_per_share_and_net_qualifiers_on_labels(make_cfg):
+    q = ("What was the value of Net asset value per Ordinary share (pence) of Acme plc at the end of the period "
+         "listed in annual report? If data is not available, return 'N/A'.")
+    from rag.answer import numbers as nums
+
+    assert nums.asks_per_share(q) and not nums.asks_per_share(Q_REV)
+    md = ("Table: T — values in thousands of GBP\n| | 2022 | 2021 |\n|---|---|---|\n"
+          "| Purchase of Ordinary shares to be held in treasury | (4,923) | (100) |\n"
+          "| NAV per Ordinary share (p) | 713.43 | 700.00 |")
+    assert [c.value for c in F.build_candidates(cfg_(make_cfg), q, [pg(md)], "GBP", "Acme plc")] == [713.43]
+    ta = Q_REV.replace("Total revenue", "Total assets")
+    md2 = ("Table: T — values in thousands of USD\n| | 2022 | 2021 |\n|---|---|---|\n"
+           "| Net assets | 189,286 | 1 |\n| Total assets | 223,060 | 2 |")
+    assert F.build_candidates(cfg_(make_cfg), ta, [pg(md2)], "USD", "Acme Corp")[0].value == 223_060_000

@@ -63,6 +63,7 @@ NAMED_MIN_CHARS = 8  # a capitalized question word this long names a thing (a dr
 ABOVE_LINES = 3  # text lines above a grid read as its context (what a titleless grid holds)
 NOTE_MAX = 99  # a first "value" this small without separators, in a row with one value too many, is a note ref
 
+_PER_SHARE_LABEL = re.compile(r"(?i)\bper\b|\beps\b|\bpence\b|\(p\)|\bcents?\b")  # a per-share row names it
 _PARENT_ONLY = re.compile(r"(?i)\b(?:condensed|parent company|parent only|company only|bank only)\b")
 # Row labels that only qualify their section ("Basic and diluted" under "Loss per share:"); any other row
 # under a section is a component of it ("Net income" under "Cash flows from operating activities:").
@@ -269,6 +270,8 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                     score, label = js, joined
             if score < a.figure_min_label_score or (aliases and score < NON_ALIAS_MIN):
                 continue  # a metric with report wordings (LABEL_ALIASES): other labels must name it closely
+            if per_share and not _PER_SHARE_LABEL.search(label):
+                continue  # "Purchase of Ordinary shares" is no per-share figure
             if counting and MONEY_LABEL.search(label):
                 continue  # "Employer contributions", "Total employment expenses": money, a count is asked
             if wants_total and _norm_label(label).startswith("total"):

@@ -20,7 +20,7 @@ ALIAS_SCORE = 0.95  # a label in the report's words: below an exact match, so "C
 # Label words that ERC questions use as boilerplate ("current period") and so are no metric words, yet on a row
 # label name a part of the metric: "Total current assets" is not "Total assets". They count as extra label
 # words unless the question's metric says them.
-LABEL_QUALIFIERS = frozenset({"current"})
+LABEL_QUALIFIERS = frozenset({"current", "net"})  # "Net assets" is not "Total assets" either
 # Row labels that name a metric in a report's words although they share few of the question's words.
 # (question regex, label regexes); labels are lower-cased with punctuation other than "%"/"&" removed.
 LABEL_ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (

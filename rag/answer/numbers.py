@@ -269,8 +269,12 @@ def contains_value(text: str, printed: str) -> bool:
     return bool(value_spans(text, printed))
 
 
+_PER_SHARE_Q = re.compile(r"(?i)\bper (?:ordinary |common |class [a-z] )?share\b|\bEPS\b|\bearnings per\b")
+
+
 def asks_per_share(question: str) -> bool:
-    return "per share" in question.lower()
+    """"per share", "per Ordinary share", "EPS": a figure per share (never scaled)."""
+    return bool(_PER_SHARE_Q.search(question))
 
 
 def printed_numbers(text: str) -> list[float]:
