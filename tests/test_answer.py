@@ -567,3 +567,16 @@ def test_concurrent_questions_give_the_same_answers_and_submission(make_cfg, tmp
         out[n] = (list(df.value), debug, (cfg.run_dir / "06_answer" / "submission.json").read_bytes(), cfg.run_dir)
     assert out[1][0] == [True, False, False, False, True, False, False, False]
     assert out[1][3] != out[4][3] and out[1][:3] == out[4][:3]
+
+
+def test_a_short_name_becomes_the_full_name_the_pages_give():
+    from rag.answer.name_check import full_name
+
+    pages = ['On May 2, 2022 we acquired Surgical Innovation Associates, Inc. ("SIA"), a company making meshes.',
+             "SIA's products are sold in the US.", "The merger with IAA, Inc. closed in March 2023. IAA brings ...",
+             "We completed the merger with Cedar Realty Trust, Inc. (Cedar). Cedar Realty Trust, Inc. is now ours."]
+    assert full_name("SIA", pages) == "Surgical Innovation Associates, Inc."
+    assert full_name("IAA", pages) == "IAA, Inc."
+    assert full_name("Cedar", pages) == "Cedar Realty Trust, Inc."
+    assert full_name("Firma", pages) == "Firma"  # printed nowhere in full: as it is
+    assert full_name("N/A", pages) == "N/A"

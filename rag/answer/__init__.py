@@ -45,7 +45,7 @@ from ..core.records import AnswerRecord, RetrievalRecord
 from .submission import build_submission, write_submission
 from ..retrieve import routing_na_reason
 
-CODE_VERSION = "06-answer-7"  # 7: number candidates on all 10 pages, label qualifiers, notes columns, initialisms, prose range/name/change rules; 6: boolean P(true) from log-probabilities; 4: sentence candidates, N/A threshold, whole-word percentage questions; 5: unrouted/ambiguous questions N/A, names checked on pages
+CODE_VERSION = "06-answer-8"  # 8: full entity names, named rows, statement bonus, per-share rows; 7: number candidates on all 10 pages, label qualifiers, notes columns, initialisms, prose range/name/change rules; 6: boolean P(true) from log-probabilities; 4: sentence candidates, N/A threshold, whole-word percentage questions; 5: unrouted/ambiguous questions N/A, names checked on pages
 STAGE = "06_answer"
 SUBMISSION = "submission.json"
 
@@ -53,6 +53,19 @@ SUBMISSION = "submission.json"
 # ---- one question -------------------------------------------------------------------------------
 def _clean_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in c.items() if k != "part_pages"} for c in calls]
+
+
+def _full_name(res: dict[str, Any], pages: list) -> dict[str, Any]:
+    """A name answer as the retrieved pages name it in full ("IAA" -> "IAA, Inc.", rag.answer.name_check)."""
+    from .name_check import full_name
+
+    v = res["value"]
+    if not isinstance(v, str) or v == NA:
+        return res
+    full = full_name(v, [p.text for p in pages])
+    if full == v:
+        return res
+    return {**res, "value": full, "interpretation": {**(res.get("interpretation") or {}), "name_expanded": {v: full}}}
 
 
 def answer_question(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: RetrievalRecord,
@@ -88,6 +101,8 @@ def answer_question(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: Ret
             rep = report_or_none(ds, sha1s[0])
             res = answer_pages(llm, cfg, q.kind, q.text, pages, rep.currency if rep else None, counter,
                                rep.company if rep else "")
+            if q.kind == "name" and cfg.answer.full_names:
+                res = _full_name(res, pages)
             refs = finalize_references(cfg, q.kind, res["value"], res["cited"], pages, res["answering_part"])
             out.update(value=res["value"], references=refs, calls=_clean_calls(res["calls"]),
                        interpretation=res["interpretation"])

@@ -15,6 +15,10 @@ Contracts:
   entries that are an example answer or printed on none of ``texts`` are dropped (``info["name_dropped"]``
   = ``{entry: reason}``); none left -> ``"N/A"`` with ``info["na_reason"]``. Other kinds and N/A pass
   unchanged with ``{}``.
+- ``full_name(name, texts) -> str``: an entity named short ("IAA", "SIA", "Cedar") as the pages name it in
+  full: the name a definition gives it ('Surgical Innovation Associates, Inc. ("SIA")'), else the name with
+  its legal form ("IAA, Inc.", "Cedar Realty Trust, Inc."), the most printed one (ties: the longer); the name
+  itself when the pages print neither.
 """
 from __future__ import annotations
 
@@ -92,3 +96,32 @@ def check_names(kind: str, value: Any, texts: Sequence[str],
         why = "; ".join(f"{n!r}: {r}" for n, r in dropped.items())
         return NA, {**info, "na_reason": f"name not on the pages ({why})"}
     return (kept if isinstance(value, list) else kept[0]), info
+
+
+# Legal forms that end a company's full name.
+_LEGAL = r"(?:Inc|Corp|Corporation|Ltd|Limited|LLC|L\.P|LP|plc|PLC|Co|Company|Holdings|Group|Trust|N\.V|S\.A|AG|GmbH|Pty Ltd)\.?"
+_CAP = r"[A-Z][\w&'.-]*"
+
+
+def full_name(name: str, texts: Iterable[str]) -> str:
+    """See module docstring."""
+    short = name.strip()
+    if not short or short == NA:
+        return name
+    esc = re.escape(short)
+    defined = re.compile(rf"((?:{_CAP}[ ,]+(?:(?:of|and|&|the|de)\s+)?){{1,7}}{_LEGAL}|(?:{_CAP}\s+){{1,6}}{_CAP})\s*"
+                         rf"\(\s*(?:the\s+)?[\u201c\"']?{esc}[\u201d\"']?\s*\)")
+    legal = re.compile(rf"\b{esc}(?:\s+{_CAP}){{0,4}},?\s+{_LEGAL}(?![\w])")
+    seen: dict[str, int] = {}
+    for t in texts:
+        t = re.sub(r"\s+", " ", t or "")
+        for m in defined.finditer(t):
+            full = m.group(1).strip(" ,")
+            seen[full] = seen.get(full, 0) + 2  # a definition names the entity outright
+        for m in legal.finditer(t):
+            full = m.group(0).strip(" ,")
+            if full != short:
+                seen[full] = seen.get(full, 0) + 1
+    if not seen:
+        return name
+    return max(seen, key=lambda f: (seen[f], len(f)))

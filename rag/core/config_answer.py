@@ -109,6 +109,10 @@ class AnswerConfig(_Frozen):
     # The 1.5B reader otherwise lists the executive officers, product tables or subsidiaries. erc2-dev +
     # erc2-val, the 14 names/name questions: 8.43 -> 17.03 of 21 (8 gained, 0 lost; see RESULTS.md, issue 19).
     require_event_near_name: bool = True
+    # A name answer named short ("IAA", "SIA") becomes the full name the retrieved pages give it: the one a
+    # definition gives ('Surgical Innovation Associates, Inc. ("SIA")'), else the name with its legal form
+    # ("IAA, Inc."). erc2-val name questions: 1 -> 4 of 4 value-gold (RESULTS.md issue 28).
+    full_names: bool = True
     event_window_words: int = Field(30, ge=1)  # whitespace-separated words on each side of the name
     # Boolean questions about an event: a "true" stands only when a page the reader cited (citing none: the
     # pages it read) prints a word of that event (same events_file, topics matched by the question); no
