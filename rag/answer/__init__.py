@@ -55,7 +55,7 @@ def _clean_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in c.items() if k != "part_pages"} for c in calls]
 
 
-def _full_name(res: dict[str, Any], pages: list) -> dict[str, Any]:
+def _full_name(res: dict[str, Any], pages: list[CtxPage]) -> dict[str, Any]:
     """A name answer as the retrieved pages name it in full ("IAA" -> "IAA, Inc.", rag.answer.name_check)."""
     from .name_check import full_name
 

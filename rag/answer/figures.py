@@ -33,7 +33,7 @@ from typing import Any
 from . import figure_check
 from . import numbers as nums
 from ..clean import units
-from ..clean.units import stated_dollar  # noqa: F401 - re-exported (rag.answer.prose_period)
+from ..clean.units import stated_dollar
 from ..core.config import RunConfig
 from .context import CtxPage
 from .md_tables import (  # noqa: F401 - parse_tables, column_year, report_year re-exported
@@ -41,8 +41,8 @@ from .md_tables import (  # noqa: F401 - parse_tables, column_year, report_year 
     text_above, years_above)
 from ..core.questions import search_text
 from .labels import (  # noqa: F401 - label_score, aliases_for, LABEL_ALIASES re-exported
-    ALIAS_SCORE, EXTRA_WORD_PENALTY, LABEL_ALIASES, LABEL_QUALIFIERS, MONEY_LABEL, _norm_label, aliases_for,
-    label_qualifiers, label_score)
+    ALIAS_SCORE, EXTRA_WORD_PENALTY, LABEL_ALIASES, LABEL_QUALIFIERS, MONEY_LABEL, PER_SHARE_LABEL, _norm_label,
+    aliases_for, distinct, label_qualifiers, label_score, named_row)
 
 NA = "N/A"
 
@@ -59,11 +59,9 @@ RANK_PENALTY = 0.01  # per page rank: ties go to the better-retrieved page
 TITLE_CHARS = 60  # table title shown in the pick list
 LABEL_CHARS = 100
 STATEMENT_BONUS = 0.05  # a row of the statement page 05 added for the question (rag.retrieve.statements)
-NAMED_MIN_CHARS = 8  # a capitalized question word this long names a thing (a drug, a programme)
 ABOVE_LINES = 3  # text lines above a grid read as its context (what a titleless grid holds)
 NOTE_MAX = 99  # a first "value" this small without separators, in a row with one value too many, is a note ref
 
-_PER_SHARE_LABEL = re.compile(r"(?i)\bper\b|\beps\b|\bpence\b|\(p\)|\bcents?\b")  # a per-share row names it
 _PARENT_ONLY = re.compile(r"(?i)\b(?:condensed|parent company|parent only|company only|bank only)\b")
 # Row labels that only qualify their section ("Basic and diluted" under "Loss per share:"); any other row
 # under a section is a component of it ("Net income" under "Cash flows from operating activities:").
@@ -187,7 +185,7 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     aliases = aliases_for(question, company) + tuple(extra_aliases)
     quals = label_qualifiers(question, company)
     acr = figure_check.acronyms(question, company)
-    named = [w for w in figure_check.named_words(question, company) if _distinct(w)]
+    named = [w for w in figure_check.named_words(question, company) if distinct(w)]
     codes = [w for w in named if any(c.isdigit() for c in w)]
     asked = nums.question_currency(question)
     pct, per_share = nums.asks_percent(question), nums.asks_per_share(question)
@@ -252,6 +250,8 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
         if not pct and "%" in head:
             continue
         note_width = 0 if dated else notes_width(t)
+        # what a titleless grid holds, for rows naming the question's programme or product (once per grid)
+        context = f"{t.title} {text_above(p.text, t.order, ABOVE_LINES)}" if named else ""
         section = ""  # the last row with a label and no value ("Loss per share:", "Revenue:")
         for r in t.rows:
             label = _label(r)
@@ -260,7 +260,7 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                 continue
             score = label_score(figure_check.expand_acronyms(label, acr), terms, aliases, quals)
             if named:  # a programme's or product's row: "| CDX-585 | 9,793 |" under "amount ... each research program"
-                fits, names = _named_row(label, named, terms, f"{t.title} {above_text(p.text, t)}")
+                fits, names = named_row(label, named, terms, context)
                 if codes and not names:
                     continue  # the question names a code ("VP-102"): the company's total is not its figure
                 score = max(score, fits)
@@ -270,7 +270,7 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                     score, label = js, joined
             if score < a.figure_min_label_score or (aliases and score < NON_ALIAS_MIN):
                 continue  # a metric with report wordings (LABEL_ALIASES): other labels must name it closely
-            if per_share and not _PER_SHARE_LABEL.search(label):
+            if per_share and not PER_SHARE_LABEL.search(label):
                 continue  # "Purchase of Ordinary shares" is no per-share figure
             if counting and MONEY_LABEL.search(label):
                 continue  # "Employer contributions", "Total employment expenses": money, a count is asked
@@ -317,29 +317,6 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
 def _statement_bonus(p: CtxPage) -> float:
     """A row of a primary statement page that 05 added for the question (not a note or summary quoting it)."""
     return STATEMENT_BONUS if p.statement and not p.statement.startswith("count:") else 0.0
-
-
-def _distinct(word: str) -> bool:
-    """A named word that identifies a thing: a code with digits ("vp-102"), or a long word ("barzolvolimab")."""
-    return any(c.isdigit() for c in word) or len(word) >= NAMED_MIN_CHARS
-
-
-def above_text(markdown: str, t: MdTable) -> str:
-    return text_above(markdown, t.order, ABOVE_LINES)
-
-
-def _named_row(label: str, named: list[str], terms: set[str], context: str) -> tuple[float, bool]:
-    """(score, names it) of a row whose label names one of the question's ``named`` things: the share of the
-    metric's other words found in the label plus the table's title and the lines above it; (0, False) when the
-    label names none of them."""
-    words = set(re.split(r"[\s/]+", label.lower()))
-    hit = [w for w in named if w in words or any(part in words for part in w.split("/"))]
-    if not hit:
-        return 0.0, False
-    rest = terms - figure_check._stems(" ".join(hit))
-    if not rest:
-        return 1.0, True
-    return figure_check._matched(figure_check._stems(f"{context} {label}"), rest) / len(rest), True
 
 
 def _where(period_year: int | None, section: str, title: str) -> list[str]:

@@ -6,7 +6,11 @@ Contracts:
   :data:`EXTRA_WORD_PENALTY` per other word of the label (``qualifiers``, from ``label_qualifiers(question)``:
   words generic in a question but not on a label, "current"); at least :data:`ALIAS_SCORE` for a label of
   :data:`LABEL_ALIASES` of the question's metric (``aliases_for(question)``).
-- ``MONEY_LABEL``: labels of an amount of money (never a count question's row).
+- ``MONEY_LABEL`` / ``PER_SHARE_LABEL``: labels of an amount of money (never a count question's row) / of a
+  per-share figure (a per-share question's only rows).
+- ``named_row(label, named, terms, context) -> (score, names it)``: a row naming one of the question's named
+  things (``distinct`` words of ``figure_check.named_words``: "CDX-585", "barzolvolimab"), scored by the
+  metric's other words in the label and its grid's ``context`` (title and the lines above).
 """
 from __future__ import annotations
 
@@ -61,6 +65,10 @@ LABEL_ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
 # Row labels of an amount of money: never the answer to a count question ("Number of employees").
 MONEY_LABEL = re.compile(r"(?i)\b(?:expenses?|costs?|contributions?|salar(?:y|ies)|wages|benefits|compensation|"
                           r"payables?|revenues?|income|remuneration|\$)")
+PER_SHARE_LABEL = re.compile(r"(?i)\bper\b|\beps\b|\bpence\b|\(p\)|\bcents?\b")  # a per-share row names it
+NAMED_MIN_CHARS = 8  # a capitalized question word this long names a thing (a drug, a programme)
+
+
 # ---- labels -----------------------------------------------------------------------------------------------
 def _norm_label(label: str) -> str:
     s = re.sub(r"[^\w\s%&'-]", " ", label.lower().replace("’", "'"))
@@ -95,3 +103,22 @@ def label_score(label: str, terms: set[str], aliases: tuple[str, ...] = (),
     extra = sum(1 for s in stems if not any(s.startswith(t) or t.startswith(s) for t in terms))
     extra += sum(1 for w in norm.split() if w in qualifiers)
     return max(alias, matched / len(terms) - EXTRA_WORD_PENALTY * extra)
+
+
+def distinct(word: str) -> bool:
+    """A named word that identifies a thing: a code with digits ("vp-102"), or a long word ("barzolvolimab")."""
+    return any(c.isdigit() for c in word) or len(word) >= NAMED_MIN_CHARS
+
+
+def named_row(label: str, named: list[str], terms: set[str], context: str) -> tuple[float, bool]:
+    """(score, names it) of a row whose label names one of the question's ``named`` things: the share of the
+    metric's other words found in the label plus the table's title and the lines above it; (0, False) when the
+    label names none of them."""
+    words = set(re.split(r"[\s/]+", label.lower()))
+    hit = [w for w in named if w in words or any(part in words for part in w.split("/"))]
+    if not hit:
+        return 0.0, False
+    rest = terms - figure_check._stems(" ".join(hit))
+    if not rest:
+        return 1.0, True
+    return figure_check._matched(figure_check._stems(f"{context} {label}"), rest) / len(rest), True

@@ -118,6 +118,14 @@ december jan feb mar apr jun jul aug sep sept oct nov dec""".split())
 _YEAR_WORD = re.compile(r"(?<![\d.,$])((?:19|20)\d\d)(?!\d|\s?%)")  # "December 31, 2017," ends in a comma
 
 
+def _lines_above(markdown: str, order: int) -> list[str] | None:
+    """The page's lines above the ``order``-th grid (its first row excluded); None when there is no such grid."""
+    lines = (markdown or "").splitlines()
+    starts = [i for i, ln in enumerate(lines) if ln.lstrip().startswith("|")
+              and (i == 0 or not lines[i - 1].lstrip().startswith("|"))]
+    return lines[: starts[order]] if order < len(starts) else None
+
+
 def years_above(markdown: str, order: int, width: int) -> list[tuple[int, int]]:
     """(column, year) for the ``order``-th grid of a page whose header row names no period, from the text lines
     right above it (at most :data:`YEARS_ABOVE_LINES`, a ``Table:`` line's printed unit phrase included):
@@ -125,15 +133,13 @@ def years_above(markdown: str, order: int, width: int) -> list[tuple[int, int]]:
     2018", "2017" then "2016"), read upwards until they name ``width - 1`` years (one per value column, in
     print order; after a "Note(s)" line, ``width - 2`` years stand for the columns after the notes column);
     [] when they do not, or a table row or other text comes first."""
-    lines = (markdown or "").splitlines()
-    starts = [i for i, ln in enumerate(lines) if ln.lstrip().startswith("|")
-              and (i == 0 or not lines[i - 1].lstrip().startswith("|"))]
-    if order >= len(starts) or width < 2:
+    above = _lines_above(markdown, order)
+    if above is None or width < 2:
         return []
     years: list[int] = []
     seen = 0
     notes = False  # a "Note(s)" line above the years: the grid's first value column holds note references
-    for ln in reversed(lines[: starts[order]]):
+    for ln in reversed(above):
         text = ln.strip()
         if not text:
             continue
@@ -163,13 +169,9 @@ def text_above(markdown: str, order: int, lines: int = 3) -> str:
     """The last ``lines`` non-empty text lines above the ``order``-th grid of a page (up to the grid before
     it), joined: the sentence that says what a grid without a title holds ("The following table indicates the
     amount incurred for each of our significant research programs")."""
-    rows = (markdown or "").splitlines()
-    starts = [i for i, ln in enumerate(rows) if ln.lstrip().startswith("|")
-              and (i == 0 or not rows[i - 1].lstrip().startswith("|"))]
-    if order >= len(starts):
-        return ""
+    above = _lines_above(markdown, order)
     out: list[str] = []
-    for ln in reversed(rows[: starts[order]]):
+    for ln in reversed(above or []):
         if ln.lstrip().startswith("|") or len(out) >= lines:
             break
         if ln.strip() and not ln.lstrip().startswith("Table:"):

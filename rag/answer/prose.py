@@ -98,7 +98,8 @@ _COUNT_WORDS = re.compile(r"(?i)\bnumber of\b|\bhow many\b|\b(?:employees|headco
 _WORD = re.compile(r"\S+")
 # A measure printed right after the figure (or after a range: "2 to 10 years"): a count question takes it only
 # when the question names it.
-_MEASURE = re.compile(r"(?i)^\s*(?:(?:to|-|–|and)\s*\d[\d,.]*\s*)?(square|sq\.?|feet|ft|acres?|hectares?|km|kilometres?|kilometers?|miles?|tonnes?|tons?|"
+_MEASURE = re.compile(r"(?i)^\s*(?:(?:to|-|–|and)\s*\d[\d,.]*\s*)?"
+                      r"(square|sq\.?|feet|ft|acres?|hectares?|km|kilometres?|kilometers?|miles?|tonnes?|tons?|"
                       r"mw|gw|mwh|gwh|kw|kwh|barrels?|boe|litres?|liters?|gallons?|hours?|days?|weeks?|months?|years?|"
                       r"times|x|shares?)\b")
 PARTS_MIN = 3  # figures in one sentence followed by the same noun ("3 stores in Delaware, 49 stores in ...")

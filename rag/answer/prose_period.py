@@ -15,7 +15,8 @@ from collections import Counter
 
 from . import numbers as nums
 from .context import CtxPage
-from .figures import parse_tables, report_year, stated_dollar
+from ..clean.units import stated_dollar
+from .figures import parse_tables, report_year
 
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+(?=[A-Z(\"'“])")
 YEAR = re.compile(r"(?<![\w.,$€£])((?:19|20)\d\d)(?!\d|[.,]\d|\s?%)")

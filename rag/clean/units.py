@@ -246,11 +246,11 @@ def stated_dollar(texts: Iterable[str]) -> str | None:
     thousands of Canadian dollars"): the most stated one; None when none is stated or two tie."""
     seen = Counter(_DOLLAR_NAMES[m.group(1).lower().replace(".", "").replace(" ", "")]
                    for t in texts for m in STATED_DOLLAR.finditer(t or ""))
-    top = seen.most_common(2)
-    return top[0][0] if top and (len(top) == 1 or top[0][1] > top[1][1]) else None
+    return _most(seen, 1)
 
 
 def _most(counts: Counter[str], least: int) -> str | None:
+    """The most counted code when it is counted at least ``least`` times and alone at the top; else None."""
     top = counts.most_common(2)
     if not top or top[0][1] < least or (len(top) == 2 and top[0][1] == top[1][1]):
         return None
@@ -264,12 +264,10 @@ def dollar_currency(texts: Iterable[str], default: str = "USD") -> str:
     else its most-mentioned explicit dollar; else ``default`` (the dataset's currency column, which can be
     wrong: ERC lists a US biotech under AUD)."""
     texts = [t or "" for t in texts]
-    stated = stated_dollar(texts)
-    if stated:
-        return stated
-    filed = Counter({code: sum(len(re.findall(pat, t)) for t in texts) for pat, code in _FILED_UNDER})
-    where = _most(filed, FILED_UNDER_MIN)
-    if where:
-        return where
-    mentions = Counter({code: sum(len(re.findall(pat, t)) for t in texts) for pat, code in _DOLLAR_HINTS})
-    return _most(mentions, 1) or default
+    return (stated_dollar(texts) or _most(_counts(_FILED_UNDER, texts), FILED_UNDER_MIN)
+            or _most(_counts(_DOLLAR_HINTS, texts), 1) or default)
+
+
+def _counts(patterns: tuple[tuple[str, str], ...], texts: list[str]) -> Counter[str]:
+    """Mentions per code of (pattern, code) pairs over the texts."""
+    return Counter({code: sum(len(re.findall(pat, t)) for t in texts) for pat, code in patterns})

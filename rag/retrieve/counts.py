@@ -25,6 +25,7 @@ from pathlib import Path
 from ..core.config import RunConfig, project_path
 from ..core.records import CandidatePage
 from ..core.topic_file import read_topics
+from .statements import added_page
 
 # A count as sentences print it: 148 / 1,700 / 5,700 (not a year: those are dropped below).
 _NUMBER = r"(?<![\w.,$€£¥])(\d{1,3}(?:,\d{3})+|\d+)(?![\d,.]\d|%)"
@@ -67,12 +68,10 @@ def count_pages(cfg: RunConfig, topics: list[dict], texts: dict[int, str]) -> li
             n = sum(1 for m in rx.finditer(text or "") if not _YEAR.fullmatch(m.group(1)))
             if n:
                 hits[(t["name"], page)] = n
-    order = sorted(hits, key=lambda k: (-hits[k], k[1]))
-    out: list[tuple[str, int]] = []
-    for name, page in order:
-        if page not in {p for _, p in out}:
-            out.append((name, page))
-    return out[: cfg.retrieve.count_pages]
+    out: dict[int, str] = {}  # page -> the topic it counts most for
+    for name, page in sorted(hits, key=lambda k: (-hits[k], k[1])):
+        out.setdefault(page, name)
+    return [(name, page) for page, name in out.items()][: cfg.retrieve.count_pages]
 
 
 def add_count_pages(cfg: RunConfig, query: str, pages: list[CandidatePage],
@@ -80,14 +79,10 @@ def add_count_pages(cfg: RunConfig, query: str, pages: list[CandidatePage],
     topics = asked_counts(cfg, query)
     if not topics or not pages:
         return pages
-    found = [(n, p) for n, p in count_pages(cfg, topics, texts) if p not in {c.page for c in pages}]
+    have = {c.page for c in pages}
+    found = [(n, p) for n, p in count_pages(cfg, topics, texts) if p not in have]
     if not found:
         return pages
-    sha1 = pages[0].sha1
-    added = []
-    for name, page in found:
-        c = CandidatePage(sha1=sha1, page=page, text=texts.get(page, ""), statement=f"count:{name}")
-        c.scores.update(retrieval=1.0, final=1.0)
-        added.append(c)
+    added = [added_page(pages[0].sha1, page, texts, f"count:{name}") for name, page in found]
     lead = [p for p in pages if p.statement]  # the statement pages stay first
     return (lead + added + [p for p in pages if not p.statement])[: cfg.retrieve.top_pages]

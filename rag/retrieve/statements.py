@@ -89,6 +89,17 @@ def statement_pages(cfg: RunConfig, names: list[str], texts: dict[int, str]) -> 
     return out
 
 
+def added_page(sha1: str, page: int, texts: dict[int, str], added_as: str,
+               searched: CandidatePage | None = None) -> CandidatePage:
+    """A page 05 adds to the candidates (scores ``retrieval`` and ``final`` 1.0, ``statement`` = ``added_as``);
+    a searched page keeps its search scores in a copy, so the caller's records stay as they were."""
+    c = searched.model_copy(deep=True) if searched is not None else \
+        CandidatePage(sha1=sha1, page=page, text=texts.get(page, ""))
+    c.scores.update(retrieval=1.0, final=1.0)
+    c.statement = added_as
+    return c
+
+
 def add_statement_pages(cfg: RunConfig, query: str, pages: list[CandidatePage],
                         texts: dict[int, str]) -> list[CandidatePage]:
     names = asked_statements(cfg, query)
@@ -99,12 +110,6 @@ def add_statement_pages(cfg: RunConfig, query: str, pages: list[CandidatePage],
     if not found:
         return pages
     by_page = {p.page: p for p in pages}
-    first = []
-    for name, page in found:  # a searched page keeps its search scores; the caller's records stay as they were
-        c = by_page[page].model_copy(deep=True) if page in by_page else \
-            CandidatePage(sha1=sha1, page=page, text=texts.get(page, ""))
-        c.scores.update(retrieval=1.0, final=1.0)
-        c.statement = name
-        first.append(c)
+    first = [added_page(sha1, page, texts, name, by_page.get(page)) for name, page in found]
     taken = {p.page for p in first}
     return (first + [p for p in pages if p.page not in taken])[: cfg.retrieve.top_pages]
