@@ -24,22 +24,14 @@ sys.path.insert(0, str(ROOT))
 
 from rag.answer.context import CtxPage  # noqa: E402
 from rag.answer.fuse import answer_pages  # noqa: E402
-from rag.core.config import load_config  # noqa: E402
 from rag.core.dataset import load_dataset  # noqa: E402
-from rag.evaluate.scoring import score_number  # noqa: E402
 from rag.index import bm25_tokens  # noqa: E402
 from rag.answer.comparative import comparison_direction  # noqa: E402
 from rag.retrieve.query import build_search  # noqa: E402
 from rag.retrieve.route import split_comparative  # noqa: E402
+from number_replay import right, variants_of  # noqa: E402 - benchmarks/ is on the path when run as a script
 
 THRESHOLDS = (None, 0.3, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
-
-
-def _value(v: str) -> object:
-    try:
-        return json.loads(v)
-    except json.JSONDecodeError:
-        return v
 
 
 def pages_of(run: Path, sha1: str) -> list[tuple[int, str]]:
@@ -59,11 +51,7 @@ def main() -> int:
     a = ap.parse_args()
     import bm25s
 
-    variants = []
-    for spec in a.variant:
-        name, _, over = spec.partition(":")
-        kv = dict(x.split("=", 1) for x in over.split(",") if x)
-        variants.append((name, load_config("offline", overrides={k: _value(v) for k, v in kv.items()})))
+    variants = variants_of(a.variant, code_only=False)
     cfg0 = variants[0][1]
     calls = {name: 0 for name, _ in variants}
     if a.llm:
@@ -124,13 +112,6 @@ def main() -> int:
                     way = comparison_direction(q.text)
                     row[name] = (max if way == "max" else min)(have, key=have.get) if have and way else "N/A"
             rows.append(row)
-
-    def right(v, gold):
-        if v == "N/A":
-            return False
-        if isinstance(v, str):  # a comparative's company
-            return any(v.strip().lower() == g.strip().lower() for g in gold)
-        return max(score_number(v, g) for g in gold) == 1.0
 
     comps = [r for r in rows if r["kind"] == "comparative"]
     rows = [r for r in rows if r["kind"] == "number"]

@@ -13,7 +13,6 @@ few seconds; the notebooks' run stays the measure of record.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter as Tally
 from pathlib import Path
@@ -22,18 +21,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rag.answer import answer_question  # noqa: E402
-from rag.core.config import load_config  # noqa: E402
+from rag.core.config import load_config, parse_set  # noqa: E402
 from rag.core.dataset import load_dataset  # noqa: E402
 from rag.core.dataset import PageRef  # noqa: E402
 from rag.evaluate.scoring import score_number, score_references  # noqa: E402
 from rag.retrieve import load_retrievals  # noqa: E402
-
-
-def _value(v: str) -> object:
-    try:
-        return json.loads(v)
-    except json.JSONDecodeError:
-        return v
 
 
 def right(v: object, gold: list[str]) -> bool:
@@ -45,13 +37,14 @@ def right(v: object, gold: list[str]) -> bool:
     return max(score_number(v, g) for g in gold) == 1.0
 
 
-def variants_of(specs: list[str]) -> list[tuple[str, object]]:
+def variants_of(specs: list[str], code_only: bool = True) -> list[tuple[str, object]]:
+    """``NAME:KEY=VAL,KEY=VAL`` specs -> (name, offline config with those overrides); ``code_only``: a
+    variant that would ask the model to pick is refused."""
     out = []
     for spec in specs:
         name, _, over = spec.partition(":")
-        kv = dict(x.split("=", 1) for x in over.split(",") if x)
-        cfg = load_config("offline", overrides={k: _value(v) for k, v in kv.items()})
-        if cfg.answer.figure_pick != "code":
+        cfg = load_config("offline", overrides=parse_set([x for x in over.split(",") if x]))
+        if code_only and cfg.answer.figure_pick != "code":
             raise SystemExit(f"variant {name}: figure_pick must be 'code' here (no model calls)")
         out.append((name, cfg))
     return out
