@@ -56,6 +56,7 @@ def main() -> int:
     ap.add_argument("--data", required=True)
     ap.add_argument("--variant", action="append", required=True, metavar="NAME:KEY=VAL,...")
     ap.add_argument("--show", action="store_true", help="print every question whose answer differs")
+    ap.add_argument("--misses", action="store_true", help="print every question the first variant gets wrong")
     a = ap.parse_args()
     ds = load_dataset(a.data)
     recs = load_retrievals(a.run)
@@ -75,6 +76,10 @@ def main() -> int:
             row[name + ":R"] = score_references(refs, pools)["ref_score"]
         rows.append(row)
     base = variants[0][0]
+    if a.misses:
+        for r in rows:
+            if not (right(r[base], r["gold"]) or (r["gold_na"] and r[base] == "N/A")):
+                print(f"  MISS {r['qid']} gold={' | '.join(r['gold'])} {base}={r[base]} | {r['q']}")
     print(f"{len(rows)} questions of {a.data} on the 05 pages of {a.run}")
     print("| variant | kind | values found / value-gold | value-gold N/A | value-gold wrong | N/A-gold N/A | "
           "N/A precision | reference score (sum) |")

@@ -436,3 +436,73 @@ def test_per_share_and_net_qualifiers_on_labels(make_cfg):
     md2 = ("Table: T — values in thousands of USD\n| | 2022 | 2021 |\n|---|---|---|\n"
            "| Net assets | 189,286 | 1 |\n| Total assets | 223,060 | 2 |")
     assert F.build_candidates(cfg_(make_cfg), ta, [pg(md2)], "USD", "Acme Corp")[0].value == 223_060_000
+
+
+Q_TA = ("What was the value of Total assets (in AUD) of Acme Corp at the end of the period listed in annual report? "
+        "If data is not available, return 'N/A'.")
+
+
+def test_a_total_row_the_parser_printed_as_headings_is_a_candidate_of_the_bold_column(make_cfg):
+    """docling turns a statement's bold total row into headings ("# TOTAL ASSETS" / "# 12,778,147"); the bold
+    figure is the current column, dated by the page's latest year heading. Two other tables printing the
+    current assets' value do not lift "Total Current Assets" over it ("current" names a part)."""
+    md = ("# CONSOLIDATED STATEMENT OF FINANCIAL POSITION\n\n# Notes\n\n# 2022\n\n# 2021\n\n# $\n\n"
+          "Table: ASSETS — values in AUD (as printed: \"$ $\")\n| | | | |\n|---|---|---|---|\n"
+          "| Cash and cash equivalents | 18(b) | 3,480,120 | 12,689,470 |\n| Total Current Assets | | 3,678,285 | 13,197,445 |\n\n"
+          "# TOTAL ASSETS\n\n# 12,778,147\n\n# Loss for the year\n\n13\n\n# (46,746)\n\n(31,626)\n")
+    (*_, heads) = F.parse_tables(md)
+    assert heads.header == [["", "2022"]] and heads.rows == [["TOTAL ASSETS", "12,778,147"], ["Loss for the year", "(46,746)"]]
+    summary = ("Table: Summary — values in AUD\n| | 2022 | 2021 |\n|---|---|---|\n| Total current assets | 3,678,285 | 1 |")
+    pages = [pg(md, 33, 0), pg(summary, 5, 1), pg(summary, 6, 2)]
+    cands = F.build_candidates(cfg_(make_cfg), Q_TA, pages, "AUD", "Acme Corp")
+    assert (cands[0].label, cands[0].value, cands[0].period) == ("TOTAL ASSETS", 12_778_147, "2022")
+    assert F.parse_tables("# Unit\n\n# 2022\n\n# Note 12\n\n# 4,000\n") == []  # a year is no value; "Note 12" no label
+
+
+def test_the_parent_entity_note_and_a_statement_footer_between_header_and_grid(make_cfg):
+    """An ASX "Parent entity information" note under a heading ranks below the consolidated statement, whose
+    period header sits above its "should be read in conjunction with the notes" footer."""
+    consolidated = ("# Consolidated\n\n# Note\n\n# 2022\n\n# 2021\n\n# $'000\n\n# $'000\n\n"
+                    "The above statement of financial position should be read in conjunction with the accompanying notes\n\n"
+                    "Table: Current assets — values in thousands of AUD (as printed: \"$'000\")\n| | | | |\n|---|---|---|---|\n"
+                    "| Cash | 8 | 87,550 | 120,608 |\n| Total assets | | 223,060 | 230,296 |")
+    parent = ("# Note 28. Parent entity information (continued)\n\nStatement of financial position\n\n# Parent\n\n"
+              "Table: Parent — values in AUD\n| | 2022 | 2021 |\n|---|---|---|\n| | $'000 | $'000 |\n"
+              "| Total assets | 94,005 | 93,258 |")
+    cands = F.build_candidates(cfg_(make_cfg), Q_TA, [pg(parent, 67, 0), pg(consolidated, 30, 2)], "AUD", "Acme Corp")
+    assert (cands[0].value, cands[0].period) == (223_060_000, "2022")
+    assert "parent company only" in cands[1].notes
+    para = parent.replace("# Note 28. Parent entity information (continued)", "Since the IPO the parent entity has "
+                          "continued to invest in the central services team, as shown in the table below and in "
+                          "the notes to the financial statements").replace("# Parent\n\n", "").replace("Parent —", "—")
+    assert "parent company only" not in F.build_candidates(cfg_(make_cfg), Q_TA, [pg(para)], "AUD", "Acme Corp")[0].notes
+
+
+def test_header_text_rows_above_a_period_row_and_the_unit_phrase_before_a_stray_title(make_cfg):
+    """"Year ended" / "March 31," / "Notes | 2021 | 2022" at the body's top are the header (the 2022 column,
+    not the notes one); "Thousands of" left over in the title does not override the unit phrase."""
+    md = ("Table: Thousands of — values in millions of JPY (as printed: \"Millions of yen\")\n"
+          "| | | Millions of yen | | U.S. dollars |\n|---|---|---|---|---|\n| | | Year ended | | Year ended |\n"
+          "| | | March 31, | | March 31, |\n| | Notes | 2021 | 2022 | 2022 |\n"
+          "| Revenue | 7, 26 | 995,940 | 1,128,914 | 9,231,449 |\n| Cost of sales | 10 | (643,563) | (710,462) | (5,809,649) |")
+    q = Q_REV.replace("(in USD)", "(in JPY)")
+    cands = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "JPY", "Acme Corp")
+    assert (cands[0].value, cands[0].unit) == (1_128_914_000_000, "millions of JPY")
+
+
+def test_the_whole_over_its_parts_for_a_total_only_in_the_same_dated_period(make_cfg):
+    """A segment's "Total revenue" (better retrieved, printed twice) gives way to the consolidated one of the
+    same year; not when the larger one's column is undated (it may be the prior year's)."""
+    seg = ("Table: Auctions and marketplaces — values in thousands of USD\n| | 2022 | 2021 |\n|---|---|---|\n"
+           "| Total revenue | 1,535,220 | 1,300,000 |")
+    cons = ("Table: Consolidated income statement — values in thousands of USD\n| | 2022 | 2021 |\n|---|---|---|\n"
+            "| Total revenue | 1,733,808 | 1,400,000 |")
+    pages = [pg(seg, 51, 0), pg(seg, 52, 1), pg(cons, 76, 5)]
+    cands, _, _ = P.gather_candidates(cfg_(make_cfg), Q_REV, pages, "USD", "Acme Corp")
+    assert cands[0].value == 1_733_808_000 and "the whole over its parts" in cands[0].notes
+    undated = cons.replace("| | 2022 | 2021 |", "| | | |")
+    cands, _, _ = P.gather_candidates(cfg_(make_cfg), Q_REV, [pg(seg, 51, 0), pg(seg, 52, 1), pg(undated, 76, 5)],
+                                      "USD", "Acme Corp")
+    assert cands[0].value == 1_535_220_000
+    q = Q_REV.replace("Total revenue", "Revenue")  # no total asked: no reordering
+    assert P.gather_candidates(cfg_(make_cfg), q, pages, "USD", "Acme Corp")[0][0].value == 1_535_220_000

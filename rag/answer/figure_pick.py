@@ -28,6 +28,7 @@ from ..core.config import RunConfig
 from .calls import prompts_dir, structured_call
 from .context import CtxPage
 from .figures import NA, Candidate, build_candidates, dedupe
+from .wholes import whole_first
 
 
 # ---- the pick ---------------------------------------------------------------------------------------------
@@ -127,6 +128,7 @@ def gather_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], repor
         searched += [p for p in ptop if p not in searched]
         pc, dropped = prose_candidates(cfg, question, ptop, report_currency, company, context_pages=pages)
         cands = dedupe(cands + pc)[: a.figure_max_candidates]
+    cands, _ = whole_first(cands, question, company)
     if a.figure_min_score is not None:
         low = [c for c in cands if c.score < a.figure_min_score]
         dropped += [{"printed": c.printed, "page": c.page, "words": c.label, "source": c.source,

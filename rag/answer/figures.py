@@ -48,9 +48,9 @@ NA = "N/A"
 
 # ---- scoring constants (not tuning knobs of a run: they define what a candidate is) ----------------
 UNDATED_PENALTY = 0.2  # a table whose columns name no period: its first value column is only a guess
-OLDER_PENALTY = 0.3
-NO_SCALE_PENALTY = 0.1
-PARENT_ONLY_PENALTY = 0.05  # a parent-company-only ("condensed") statement: the consolidated figure is asked  # an amount whose table states no scale (often a missed "in thousands")  # the table's latest column is older than the report's period end
+OLDER_PENALTY = 0.3  # the table's latest column is older than the report's period end
+NO_SCALE_PENALTY = 0.1  # an amount whose table states no scale (often a missed "in thousands")
+PARENT_ONLY_PENALTY = 0.05  # a parent-company-only ("condensed") statement: the consolidated figure is asked
 NON_ALIAS_MIN = 0.9  # least score of a label outside LABEL_ALIASES when the metric has aliases
 TOTAL_BONUS = 0.05  # a "Total ..." row when the question asks for a total
 SUPPORT_BONUS = 0.05  # per other table printing the same value for a matching row (capped below)
@@ -60,9 +60,11 @@ TITLE_CHARS = 60  # table title shown in the pick list
 LABEL_CHARS = 100
 STATEMENT_BONUS = 0.05  # a row of the statement page 05 added for the question (rag.retrieve.statements)
 ABOVE_LINES = 3  # text lines above a grid read as its context (what a titleless grid holds)
+HEADING_WORDS = 12  # a line above a grid this short is a heading, not a paragraph
 NOTE_MAX = 99  # a first "value" this small without separators, in a row with one value too many, is a note ref
 
-_PARENT_ONLY = re.compile(r"(?i)\b(?:condensed|parent company|parent only|company only|bank only)\b")
+_PARENT_ONLY = re.compile(r"(?i)\b(?:condensed|parent company|parent only|company only|bank only|parent entity)\b"
+                          r"|^(?:Table:\s*)?parent(?:\s+—|\s*$)")  # ASX notes: "Parent entity information", "Parent"
 # Row labels that only qualify their section ("Basic and diluted" under "Loss per share:"); any other row
 # under a section is a component of it ("Net income" under "Cash flows from operating activities:").
 _QUALIFIER = re.compile(r"(?:(?:basic|diluted|and|total|continuing|discontinued|operations|operating|activities|"
@@ -85,6 +87,7 @@ class Candidate:
     support: int = 1  # tables printing this value on a matching row
     notes: list[str] = field(default_factory=list)
     source: str = "table"  # "table" (a row of a parsed table) or "prose" (a sentence, rag.answer.prose)
+    fit: float = 0.0  # a table row's label score alone (rag.answer.labels.label_score); 0 for a sentence
 
     def row(self) -> dict[str, Any]:
         return {"label": self.label, "period": self.period, "printed": self.printed, "value": self.value,
@@ -98,7 +101,10 @@ def _table_unit(t: MdTable, dollar: str, stated_dollar: str | None = None) -> tu
     currency: one the printed unit phrase or header names explicitly ("thousands of Canadian dollars",
     "A$'000") wins; a dollar the clean stage resolved from a bare "$" gives way to ``stated_dollar``
     (the dollar the pages say the report is presented in); else the unit line's."""
-    sc = nums.scale_from_text(t.title) if t.title else nums.Scale()
+    # The clean stage's unit phrase first: the title before it is text the parser took for one
+    # ("Thousands of — values in millions of JPY": a line left over from the page's other currency column).
+    unit_line = re.search(r"\bvalues in\b.*", t.title or "")
+    sc = nums.scale_from_text(unit_line.group(0) if unit_line else t.title) if t.title else nums.Scale()
     top = []  # body rows above the first amount ("| (dollars in thousands) | Amount Percent |")
     for r in t.rows:
         if _value_slots(r):
@@ -243,7 +249,7 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
             if not (ty and (year is None or ty == year)):
                 penalty += UNDATED_PENALTY
                 notes.append("undated")
-        if _PARENT_ONLY.search(t.title):
+        if _parent_only(t, p.text):
             penalty += PARENT_ONLY_PENALTY
             notes.append("parent company only")
         head = cols[want] if want is not None and want < len(cols) else ""
@@ -268,6 +274,7 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                 joined = f"{section}: {label}"
                 if (js := label_score(joined, terms, aliases, quals)) > score:
                     score, label = js, joined
+            fit = score  # how well the label names the metric, before any bonus or penalty
             if score < a.figure_min_label_score or (aliases and score < NON_ALIAS_MIN):
                 continue  # a metric with report wordings (LABEL_ALIASES): other labels must name it closely
             if per_share and not PER_SHARE_LABEL.search(label):
@@ -309,9 +316,18 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                                    printed=printed, value=int(value) if float(value).is_integer() else value,
                                    factor=factor, unit=shown, currency=cur, sha1=p.sha1, page=p.page, rank=p.rank,
                                    title=_title(t.title),
-                                   score=score - penalty - RANK_PENALTY * p.rank + _statement_bonus(p),
+                                   score=score - penalty - RANK_PENALTY * p.rank + _statement_bonus(p), fit=fit,
                                    notes=list(notes) + _where(period_year, section, t.title)))
     return dedupe(found)[: a.figure_max_candidates]
+
+
+def _parent_only(t: MdTable, page_text: str) -> bool:
+    """The grid is the parent entity's alone: its title says so, or a heading-like line right above it does
+    ("Note 28. Parent entity information"; a paragraph mentioning the parent entity does not count)."""
+    if _PARENT_ONLY.search(t.title):
+        return True
+    above = [ln.strip() for ln in text_above(page_text, t.order, ABOVE_LINES, joined=False)]
+    return any(len(ln.split()) <= HEADING_WORDS and _PARENT_ONLY.search(ln.lstrip("# ")) for ln in above)
 
 
 def _statement_bonus(p: CtxPage) -> float:

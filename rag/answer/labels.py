@@ -25,6 +25,10 @@ ALIAS_SCORE = 0.95  # a label in the report's words: below an exact match, so "C
 # label name a part of the metric: "Total current assets" is not "Total assets". They count as extra label
 # words unless the question's metric says them.
 LABEL_QUALIFIERS = frozenset({"current", "net"})  # "Net assets" is not "Total assets" either
+# A qualifier names another figure (a part, or what is left after a deduction), not a wording of the same one:
+# it costs more than an extra word, so two other tables printing the part's value (SUPPORT_BONUS x
+# SUPPORT_MAX) cannot lift "Total current assets" over the statement's own "Total assets".
+QUALIFIER_PENALTY = 0.2
 # Row labels that name a metric in a report's words although they share few of the question's words.
 # (question regex, label regexes); labels are lower-cased with punctuation other than "%"/"&" removed.
 LABEL_ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -90,8 +94,8 @@ def label_qualifiers(question: str, company: str = "") -> frozenset[str]:
 
 def label_score(label: str, terms: set[str], aliases: tuple[str, ...] = (),
                 qualifiers: frozenset[str] = frozenset()) -> float:
-    """Share of ``terms`` matched less EXTRA_WORD_PENALTY per other word (``qualifiers``: label words that
-    count as other words although they are generic); at least ALIAS_SCORE for an alias."""
+    """Share of ``terms`` matched less EXTRA_WORD_PENALTY per other word and QUALIFIER_PENALTY per word of
+    ``qualifiers`` (generic words that on a label name another figure); at least ALIAS_SCORE for an alias."""
     norm = _norm_label(label)
     if not norm:
         return 0.0
@@ -101,8 +105,8 @@ def label_score(label: str, terms: set[str], aliases: tuple[str, ...] = (),
     stems = figure_check._stems(norm)
     matched = figure_check._matched(stems, terms)
     extra = sum(1 for s in stems if not any(s.startswith(t) or t.startswith(s) for t in terms))
-    extra += sum(1 for w in norm.split() if w in qualifiers)
-    return max(alias, matched / len(terms) - EXTRA_WORD_PENALTY * extra)
+    quals = sum(1 for w in norm.split() if w in qualifiers)
+    return max(alias, matched / len(terms) - EXTRA_WORD_PENALTY * extra - QUALIFIER_PENALTY * quals)
 
 
 def distinct(word: str) -> bool:

@@ -6,6 +6,9 @@ Contracts:
   line; body rows that only hold periods ("2022", "FY2021") join the header.
 - ``column_year(text) -> int | None``: the one period year a column header names ("December 31,
   2022", "FY22", "2021/22" -> 2022); None for none or several ("2022 vs 2021").
+- Statement rows the parser turned into headings ("# Total assets" then "# 12,778,147": a bold total row
+  of a printed statement) come back as one more grid per page, after the real ones (``order`` past them),
+  dated by the page's latest year heading ("# 2022", the bold current column) when it has one.
 - ``report_year(tables) -> int | None``: the report's period end year: the most common latest header
   year over the tables (a debt-maturity table listing 2027 does not move it).
 """
@@ -15,6 +18,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+HEADER_TEXT_ROWS = 3  # rows of header text ("Year ended", "March 31,") a period row may follow at a body's top
 SCHEDULE_COLUMNS = 3  # ascending dated columns from this many on: a schedule (see _schedule)
 
 
@@ -67,12 +71,62 @@ def parse_tables(markdown: str, lookback: int = 3) -> list[MdTable]:
         # Period-only rows at the top of the body ("| | 2022 | 2021 |") belong to the header.
         while body and _period_row(body[0]):
             head.append(body.pop(0))
+        lead = next((k for k, r in enumerate(body[:HEADER_TEXT_ROWS + 1]) if not _header_text_row(r)), 0)
+        if lead and lead < len(body) and _period_row(body[lead]):  # "Year ended" / "March 31," / "2021 | 2022"
+            while body and (_header_text_row(body[0]) or _period_row(body[0])):
+                head.append(body.pop(0))
         body = [_split_leaders(r) for r in body]
         if head and head[0] and column_year(head[0][0]) is not None and any(_label(r) for r in body):
             head = [["", *h] for h in head]  # "| 2022 | 2021 |" over "| Total assets | 51,057 | 56,107 |"
         out.append(MdTable(title, head, body, len(out)))
         i = j
+    if (extra := heading_table(lines)) is not None:
+        out.append(extra)
     return out
+
+
+HEADING_ORDER = 10_000  # a heading grid's ``order``: past every real grid, so no text above it is looked up
+HEADING_LABEL_CHARS = 80
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*$")
+_NOTE_REF = re.compile(r"^(?:notes?\s+)?\d{1,2}(?:\([a-z]\)|[a-z])?$", re.IGNORECASE)
+
+
+def heading_table(lines: list[str]) -> MdTable | None:
+    """Label/value pairs the parser printed as headings, as one grid: a heading with words and no digits,
+    then (after at most one note-reference line) a heading holding one amount and nothing else. A bold
+    total row of a statement comes out of docling this way; its bold figure is the current period's, so the
+    grid is dated by the page's latest year heading (none: undated). Its title is the unit line
+    of the nearest ``Table:`` line above the first pair (the same statement), without that table's title."""
+    rows: list[list[str]] = []
+    first = None
+    text = [(i, ln.strip()) for i, ln in enumerate(lines) if ln.strip()]
+    for k, (i, ln) in enumerate(text):
+        m = _HEADING.match(ln)
+        if not m or len(m.group(1)) > HEADING_LABEL_CHARS or re.search(r"\d", m.group(1)) \
+                or not re.search(r"[^\W\d_]{3}", m.group(1)):
+            continue  # a label has words and no digits (no year, note number or amount)
+        nxt = text[k + 1: k + 3]
+        if nxt and _NOTE_REF.match(nxt[0][1]):
+            nxt = nxt[1:]
+        v = _HEADING.match(nxt[0][1]) if nxt else None
+        if v and _is_amount(v.group(1)) and not re.fullmatch(r"(?:19|20)\d\d", v.group(1).strip()):
+            rows.append([m.group(1), v.group(1)])
+            first = i if first is None else first
+    if not rows:
+        return None
+    unit = next((ln.strip() for ln in reversed(lines[:first]) if ln.strip().startswith("Table:")), "")
+    tail = re.search(r"\bvalues in .*$", unit)
+    title = f"Table: {tail.group(0)}" if tail else ""
+    years = {y for ln in text if (h := _HEADING.match(ln[1])) and re.fullmatch(r"(?:19|20)\d\d", h.group(1))
+             for y in [h.group(1)]}
+    header = [["", max(years)]] if years else []
+    return MdTable(title, header, rows, HEADING_ORDER)
+
+
+def _header_text_row(cells: list[str]) -> bool:
+    """A row with no label and no amount ("| | | Year ended | | Year ended |"): header text, when a period row
+    follows it."""
+    return not cells[0] and any(cells[1:]) and not any(_is_amount(c) for c in cells[1:])
 
 
 def _period_row(cells: list[str]) -> bool:
@@ -115,6 +169,8 @@ YEARS_LINE_WORDS = 4  # other words a period line may hold ("Fiscal Years Ended 
 _PERIOD_WORDS = frozenset("""fiscal year years ended ending end as of at in the and for millions thousands billions
 amounts except per share data weeks january february march april may june july august september october november
 december jan feb mar apr jun jul aug sep sept oct nov dec""".split())
+# The statement's footer, which the parser can place between its period header and its grid.
+_READ_WITH = re.compile(r"(?i)\bshould be read in conjunction with\b")
 _YEAR_WORD = re.compile(r"(?<![\d.,$])((?:19|20)\d\d)(?!\d|\s?%)")  # "December 31, 2017," ends in a comma
 
 
@@ -153,7 +209,7 @@ def years_above(markdown: str, order: int, width: int) -> list[tuple[int, int]]:
         other = [w for w in re.findall(r"[^\W\d_]+", text.lower()) if w not in _PERIOD_WORDS]
         if not found or len(other) > YEARS_LINE_WORDS:
             notes = notes or (bool(years) and other[:1] in (["note"], ["notes"]))
-            if years or not (unit_line or text.startswith(("#", "("))):
+            if years or not (unit_line or text.startswith(("#", "(")) or _READ_WITH.search(text)):
                 break  # text between the grid and any period line: not its header
             continue  # a heading or unit line between the period line and the grid
         years = found + years
@@ -165,10 +221,10 @@ def years_above(markdown: str, order: int, width: int) -> list[tuple[int, int]]:
     return [(c + first, y) for c, y in enumerate(years)]
 
 
-def text_above(markdown: str, order: int, lines: int = 3) -> str:
+def text_above(markdown: str, order: int, lines: int = 3, joined: bool = True) -> str | list[str]:
     """The last ``lines`` non-empty text lines above the ``order``-th grid of a page (up to the grid before
     it), joined: the sentence that says what a grid without a title holds ("The following table indicates the
-    amount incurred for each of our significant research programs")."""
+    amount incurred for each of our significant research programs"); ``joined=False``: the lines, top first."""
     above = _lines_above(markdown, order)
     out: list[str] = []
     for ln in reversed(above or []):
@@ -176,7 +232,7 @@ def text_above(markdown: str, order: int, lines: int = 3) -> str:
             break
         if ln.strip() and not ln.lstrip().startswith("Table:"):
             out.append(ln.strip())
-    return " ".join(reversed(out))
+    return " ".join(reversed(out)) if joined else out[::-1]
 
 
 # ---- periods ----------------------------------------------------------------------------------------------
