@@ -506,3 +506,28 @@ def test_the_whole_over_its_parts_for_a_total_only_in_the_same_dated_period(make
     assert cands[0].value == 1_535_220_000
     q = Q_REV.replace("Total revenue", "Revenue")  # no total asked: no reordering
     assert P.gather_candidates(cfg_(make_cfg), q, pages, "USD", "Acme Corp")[0][0].value == 1_535_220_000
+
+
+def test_bullet_column_pence_cells_plain_heading_rows_and_real_estate_capex(make_cfg):
+    """A grid whose first column holds list bullets is labelled by its second; "11.3 p" is a per-share amount; a
+    heading label followed by two plain amount lines is a row dated by the page's year headings in print
+    order; "Additions to real estate" is a REIT's capital expenditure."""
+    kpi = ("Table: Key performance indicators — values in GBP\n| | | 30 September | 30 September | Change |\n"
+           "|---|---|---|---|---|\n| | | 2022 | 2021 | % |\n| • | Company net asset value | £6.6 m | £14.1 m | -53.2% |\n"
+           "| • | Net asset value per share | 11.3 p | 24.4 p | -53.7% |")
+    q = custom_q("Net asset value per share (pence)")
+    assert F.build_candidates(cfg_(make_cfg), q, [pg(kpi)], "GBP", "Acme Corp")[0].value == 11.3
+    md = ("Statement of financial position As at 30 June 2022\n\n# Note\n\n# 2022\n\n# 2021\n\n"
+          "Table: values in AUD (as printed: \"$ $\")\n| | | | |\n|---|---|---|---|\n| Cash | 8 | 1,334,877 | 2,010,840 |\n\n"
+          "# Total assets\n\n7,710,615\n\n8,818,186\n")
+    cands = F.build_candidates(cfg_(make_cfg), Q_TA, [pg(md)], "AUD", "Acme Corp")
+    assert (cands[0].value, cands[0].period) == (7_710_615, "2022")
+    cf = ("Table: Cash flows — values in thousands of USD\n| | 2022 | 2021 |\n|---|---|---|\n"
+          "| CASH FLOWS FROM INVESTING ACTIVITIES: | | |\n| Additions to real estate | (93) | (140) |")
+    capex = Q_REV.replace("Total revenue", "Capital expenditures")
+    assert abs(F.build_candidates(cfg_(make_cfg), capex, [pg(cf)], "USD", "Acme Corp")[0].value) == 93_000
+
+
+def custom_q(metric: str) -> str:
+    return (f"For Acme Corp, what was the value of {metric} at the end of the period listed in annual report? "
+            "If data is not available, return 'N/A'.")

@@ -184,3 +184,27 @@ def test_spelled_counts_and_assets_under_management(make_cfg):
     assert [c.value for c in cands(cfg, custom("Number of issued patents"), [pg(text)])[0]][:1] == [11]
     aum = custom("Assets under management (AUM) (in USD)")
     assert [c.value for c in cands(cfg, aum, [pg(text)])[0]][:1] == [2_100_000_000]
+
+
+def test_the_noun_after_a_count_names_what_the_question_counts(make_cfg):
+    """"a fleet of 19 Suezmax tankers" answers "Fleet size (vessels)", "16 full-service branch offices" answers
+    "Branch count" (the count topics' nouns of retrieve.counts); another topic's noun counts nothing asked."""
+    cfg = cfg_(make_cfg)
+    text = ("Nordic American Tankers is an international tanker company that has a fleet of 19 Suezmax tankers as of "
+            "December 31, 2022.\nAs of December 31, 2022 the Bank operated 16 full-service branch offices within "
+            "its primary market area.\nOur research team grew to 73 employees during 2022.\n")
+    fleet = custom("Fleet size (vessels) at year-end")
+    assert [c.value for c in cands(cfg, fleet, [pg(text)])[0]][:1] == [19]
+    assert [c.value for c in cands(cfg, custom("Branch count at year-end"), [pg(text)])[0]][:1] == [16]
+    assert [c.value for c in cands(cfg, fleet, [pg(text)])[0]] == [19]  # offices and employees count no vessels
+
+
+def test_noun_fit_takes_the_noun_only_with_the_metrics_other_words():
+    import re
+
+    from rag.answer.prose_counts import noun_fit
+    counted = (re.compile(r"\s+(?:[\w-]+\s+){0,3}?\b(?:tankers\b)", re.I), {"crude"})
+    assert noun_fit((0.5, 3), counted, " Suezmax tankers", lambda rest: None) == (0.5, 3)  # "crude" not named
+    assert noun_fit((0.5, 3), counted, " Suezmax tankers", lambda rest: (1.0, 1)) == (1.0, 1)
+    assert noun_fit((0.5, 3), counted, " years ago", lambda rest: (1.0, 1)) == (0.5, 3)  # no noun after it
+    assert noun_fit((0.5, 3), (counted[0], set()), " tankers", lambda rest: None) == (1.0, 0)

@@ -48,7 +48,8 @@ LABEL_ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
       r"^(?:income|loss|income loss|loss income) from operations$",
       r"^results from operating activities$")),
     (r"\bcapital expenditures?\b|\bcapex\b",
-     (r"^(?:purchases?|acquisitions?|payments? for|additions to) (?:of )?(?:property|plant|ppe)",
+     (r"^(?:purchases?|acquisitions?|payments? for|additions to) (?:of )?(?:property|plant|ppe|real estate|"
+      r"investment propert|rental propert|fixed assets)",
       r"^capital expenditures?$")),
     (r"\blong-term debt\b|\blong term debt\b",
      (r"^long-term debt", r"^long term debt", r"^non-current borrowings", r"^borrowings non-current")),

@@ -40,7 +40,8 @@ _FY = re.compile(r"(?i)\bFY\s?'?(\d\d)\b")
 _SIGNS = re.compile(r"^(?:US\$|A\$|C\$|NZ\$|HK\$|S\$|R\$|[$€£¥₹])\s*|\s*(?:US\$|[$€£¥])$")
 _LEADERS = re.compile(r"^(.*?[^\W\d_)].*?)\s*(?:\.\s?){3,}\s*(.*)$")
 _NIL = {"-", "–", "—", "−", "nil", "n/a", "—-", "--"}
-_AMOUNT = re.compile(r"^[(\-–—−+]?\s?\(?\d[\d,.\s'\u202f\u00a0]*\)?\s?%?\)?$")
+# an amount, a percentage, or pence / cents ("11.3 p": a per-share figure of a UK or Australian report)
+_AMOUNT = re.compile(r"^[(\-–—−+]?\s?\(?\d[\d,.\s'\u202f\u00a0]*\)?\s?(?:%|p|c|pence|cents)?\)?$")
 
 
 def _cells(line: str) -> list[str]:
@@ -75,14 +76,14 @@ def parse_tables(markdown: str, lookback: int = 3) -> list[MdTable]:
         if lead and lead < len(body) and _period_row(body[lead]):  # "Year ended" / "March 31," / "2021 | 2022"
             while body and (_header_text_row(body[0]) or _period_row(body[0])):
                 head.append(body.pop(0))
+        if any(r and r[0] in _BULLETS for r in body) and all(not r[0] or r[0] in _BULLETS for r in body if r):
+            head, body = [h[1:] for h in head], [r[1:] for r in body]  # a column of list bullets: not the labels
         body = [_split_leaders(r) for r in body]
         if head and head[0] and column_year(head[0][0]) is not None and any(_label(r) for r in body):
             head = [["", *h] for h in head]  # "| 2022 | 2021 |" over "| Total assets | 51,057 | 56,107 |"
         out.append(MdTable(title, head, body, len(out)))
         i = j
-    if (extra := heading_table(lines)) is not None:
-        out.append(extra)
-    return out
+    return out + heading_table(lines)
 
 
 HEADING_ORDER = 10_000  # a heading grid's ``order``: past every real grid, so no text above it is looked up
@@ -91,36 +92,51 @@ _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*$")
 _NOTE_REF = re.compile(r"^(?:notes?\s+)?\d{1,2}(?:\([a-z]\)|[a-z])?$", re.IGNORECASE)
 
 
-def heading_table(lines: list[str]) -> MdTable | None:
-    """Label/value pairs the parser printed as headings, as one grid: a heading with words and no digits,
-    then (after at most one note-reference line) a heading holding one amount and nothing else. A bold
-    total row of a statement comes out of docling this way; its bold figure is the current period's, so the
-    grid is dated by the page's latest year heading (none: undated). Its title is the unit line
-    of the nearest ``Table:`` line above the first pair (the same statement), without that table's title."""
-    rows: list[list[str]] = []
-    first = None
+def heading_table(lines: list[str]) -> list[MdTable]:
+    """Label/value rows the parser printed as headings: a heading with words and no digits, then (after at
+    most one note-reference line) either a heading holding one amount (a statement's bold total row, whose
+    bold figure is the current column: dated by the page's latest year heading) or two plain amount lines
+    (the row's two columns, dated by the page's first two year headings in print order). One grid per kind;
+    none dated when the page prints no year heading. Their title is the unit phrase of the nearest
+    ``Table:`` line above the first row (the same statement), without that table's own title."""
     text = [(i, ln.strip()) for i, ln in enumerate(lines) if ln.strip()]
+    bold: list[list[str]] = []
+    plain: list[list[str]] = []
+    first = None
     for k, (i, ln) in enumerate(text):
         m = _HEADING.match(ln)
         if not m or len(m.group(1)) > HEADING_LABEL_CHARS or re.search(r"\d", m.group(1)) \
                 or not re.search(r"[^\W\d_]{3}", m.group(1)):
             continue  # a label has words and no digits (no year, note number or amount)
-        nxt = text[k + 1: k + 3]
-        if nxt and _NOTE_REF.match(nxt[0][1]):
+        nxt = [t for _, t in text[k + 1: k + 4]]
+        if nxt and _NOTE_REF.match(nxt[0]):
             nxt = nxt[1:]
-        v = _HEADING.match(nxt[0][1]) if nxt else None
-        if v and _is_amount(v.group(1)) and not re.fullmatch(r"(?:19|20)\d\d", v.group(1).strip()):
-            rows.append([m.group(1), v.group(1)])
-            first = i if first is None else first
-    if not rows:
-        return None
+        v = _HEADING.match(nxt[0]) if nxt else None
+        if v and _value_line(v.group(1)):
+            bold.append([m.group(1), v.group(1)])
+        elif len(nxt) >= 2 and _value_line(nxt[0]) and _value_line(nxt[1]):
+            plain.append([m.group(1), nxt[0], nxt[1]])
+        else:
+            continue
+        first = i if first is None else first
+    if first is None:
+        return []
     unit = next((ln.strip() for ln in reversed(lines[:first]) if ln.strip().startswith("Table:")), "")
     tail = re.search(r"\bvalues in .*$", unit)
     title = f"Table: {tail.group(0)}" if tail else ""
-    years = {y for ln in text if (h := _HEADING.match(ln[1])) and re.fullmatch(r"(?:19|20)\d\d", h.group(1))
-             for y in [h.group(1)]}
-    header = [["", max(years)]] if years else []
-    return MdTable(title, header, rows, HEADING_ORDER)
+    years = [h.group(1) for _, ln in text if (h := _HEADING.match(ln)) and re.fullmatch(r"(?:19|20)\d\d", h.group(1))]
+    printed = list(dict.fromkeys(years))
+    out = []
+    if bold:
+        out.append(MdTable(title, [["", max(years)]] if years else [], bold, HEADING_ORDER))
+    if plain:
+        out.append(MdTable(title, [["", *printed[:2]]] if len(printed) >= 2 else [], plain, HEADING_ORDER + 1))
+    return out
+
+
+def _value_line(text: str) -> bool:
+    """A line holding one amount and nothing else (not a year)."""
+    return _is_amount(text) and not re.fullmatch(r"(?:19|20)\d\d", text.strip()) and " " not in text.strip()
 
 
 def _header_text_row(cells: list[str]) -> bool:
@@ -265,6 +281,9 @@ def report_year(tables: list[MdTable]) -> int | None:
 
 def _label(row: list[str]) -> str:
     return row[0] if row and row[0] and not _is_amount(row[0]) else ""
+
+
+_BULLETS = frozenset("•◦▪▫●○■□‣⁃*-–")  # a first cell holding only a list bullet ("| • | Net asset value per share |")
 
 
 def _split_leaders(row: list[str]) -> list[str]:

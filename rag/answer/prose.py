@@ -52,6 +52,7 @@ from .context import CtxPage
 from ..clean import units
 from .figures import RANK_PENALTY, Candidate, dedupe
 # A page's sentences, the year a figure is dated to, the report's year and dollar.
+from .prose_counts import counted_noun, noun_fit
 from .prose_period import YEAR, page_sentences, page_year, report_dollar, year_of
 
 # ---- scoring constants (what a prose candidate is; the knobs of a run are in AnswerConfig) -------------
@@ -92,8 +93,8 @@ _NOTE_REF = re.compile(r"(?i)\b(?:note|notes|page|pages|section|item|part|phase|
 _MONEY_WORDS = re.compile(r"(?i)\b(?:revenue|sales|turnover|income|profit|loss|cash|expenditure|capex|debt|"
                           r"assets|equity|deposits|spend|spent|spending|cost|costs|expenses?|investment|"
                           r"dividend|aum|under management|backlog)\b")  # not "value": every ERC custom metric asks "the value of"
-_COUNT_WORDS = re.compile(r"(?i)\bnumber of\b|\bhow many\b|\b(?:employees|headcount|staff|workforce|patents?|"
-                          r"stores?|branches|customers|subscribers|members|users|therapies|sites|locations|"
+_COUNT_WORDS = re.compile(r"(?i)\bnumber of\b|\bhow many\b|\b(?:count|fleet size)\b|"
+                          r"\b(?:employees|headcount|staff|workforce|patents?|stores?|branch(?:es)?|customers|subscribers|members|users|therapies|sites|locations|"
                           r"people|vessels|beds|clinics|openings|dealerships|mw|megawatts|capacity)\b")
 _WORD = re.compile(r"\S+")
 # A measure printed right after the figure (or after a range: "2 to 10 years"): a count question takes it only
@@ -239,6 +240,7 @@ def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     if not terms and not phrases:
         return [], []
     pct, count, money = _kinds(question, company)
+    counted = counted_noun(cfg, question, company, terms) if count else None
     asked = nums.question_currency(question)
     per_share = nums.asks_per_share(question)
     changes = bool(_ASKS_CHANGE.search(search_text(question, company)))
@@ -261,6 +263,8 @@ def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                 if acr:  # "NAV" next to the figure names "Net asset value"
                     left, right = (metric.expand_acronyms(" ".join(w), acr).split() for w in (left, right))
                 fit = _metric_fit(left, right, terms, phrases, a.prose_min_share)
+                if fit and counted and not (h.currency or h.percent):
+                    fit = noun_fit(fit, counted, s[h.end:], lambda rest: _metric_fit(left, right, rest, phrases, 1.0))
                 if fit is None:
                     continue  # not near the metric's words: not listed (every number of the page would be)
                 if named and not named & {t for w in [*left, *right] for t in metric._stems(w)

@@ -8,6 +8,10 @@ Contract:
 - ``counts_hash(cfg)``: content hash of ``retrieve.counts`` ("" when ``retrieve.count_pages`` is 0), part of
   05's currency key.
 - ``asked_counts(cfg, query) -> [topic]``: the count topics whose ``when`` matches the question (file order).
+- ``counted_noun(cfg, query) -> (pattern, words) | None``: the pattern matches the start of the text right
+  after a figure when a noun of an asked topic follows within ``retrieve.count_gap_words`` words (" Suezmax
+  tankers as of ..."); ``words``: the query's words that asked the topic ("vessels", "branch"). None when no
+  count is asked (stage 06 reads such a noun as naming the counted thing; ``count_pages`` not needed).
 - ``count_pages(cfg, topics, texts) -> [(topic, page)]``: pages (1-based) printing a number followed within
   ``retrieve.count_gap_words`` words by a ``noun`` of a topic; the pages printing most such figures first, then
   page order; at most ``retrieve.count_pages`` in all.
@@ -52,6 +56,15 @@ def asked_counts(cfg: RunConfig, query: str) -> list[dict]:
     if cfg.retrieve.count_pages <= 0:
         return []
     return [t for t in _topics(cfg)[0] if any(w.search(query) for w in t["when"])]
+
+
+def counted_noun(cfg: RunConfig, query: str) -> tuple[re.Pattern, set[str]] | None:
+    topics = [t for t in _topics(cfg)[0] if any(w.search(query) for w in t["when"])]
+    if not topics:
+        return None
+    nouns = "|".join(f"(?:{n.pattern})" for t in topics for n in t["noun"])
+    said = {m.group(0).lower() for t in topics for w in t["when"] for m in w.finditer(query)}
+    return re.compile(rf"\s+(?:[\w-]+\s+){{0,{cfg.retrieve.count_gap_words}}}?\b(?:{nouns})", re.IGNORECASE), said
 
 
 def _count_re(cfg: RunConfig, topic: dict) -> re.Pattern:
