@@ -531,3 +531,17 @@ def test_bullet_column_pence_cells_plain_heading_rows_and_real_estate_capex(make
 def custom_q(metric: str) -> str:
     return (f"For Acme Corp, what was the value of {metric} at the end of the period listed in annual report? "
             "If data is not available, return 'N/A'.")
+
+
+def test_a_period_header_printed_below_its_grid(make_cfg):
+    """The parser printed "Year Ended December 31, 2022 December 31, 2021 ..." after the grid: it dates the
+    columns (a programme's row is then no undated guess)."""
+    md = ("The following table indicates the amount incurred for each of our significant research programs.\n\n"
+          "Table: Year Ended — values in thousands of USD (as printed: \"(In thousands)\")\n| | | | |\n|---|---|---|---|\n"
+          "| Barzolvolimab/Anti-KIT Program | $ 51,220 | $ 24,395 | $ 8,444 |\n| Total R&D Expense | $ 82,258 | $ 53,311 | $ 42,534 |\n\n"
+          "Year Ended December 31, 2022 December 31, 2021 December 31, 2020 (In thousands)\n")
+    assert F.years_below(md, 0, 4) == [(1, 2022), (2, 2021), (3, 2020)]
+    assert F.years_below(md.replace("(In thousands)", "compared with our peers"), 0, 4) == []
+    q = Q_REV.replace("Total revenue", "Total R&D Expense")
+    cands = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp")
+    assert (cands[0].value, cands[0].period, cands[0].notes) == (82_258_000, "2022", [])

@@ -208,3 +208,11 @@ def test_noun_fit_takes_the_noun_only_with_the_metrics_other_words():
     assert noun_fit((0.5, 3), counted, " Suezmax tankers", lambda rest: (1.0, 1)) == (1.0, 1)
     assert noun_fit((0.5, 3), counted, " years ago", lambda rest: (1.0, 1)) == (0.5, 3)  # no noun after it
     assert noun_fit((0.5, 3), (counted[0], set()), " tankers", lambda rest: None) == (1.0, 0)
+
+
+def test_a_quantity_in_a_measure_is_neither_money_nor_a_count(make_cfg):
+    """"(barrels)" in the question: "81,300 barrels" needs no currency, though the metric says "Assets"."""
+    text = "The Group's Canadian Oil Assets produced approximately 81,300 barrels (\"bbl\") of crude oil in 2022.\n"
+    q = custom("Crude oil produced by the Canadian Oil Assets (barrels)")
+    assert [c.value for c in cands(cfg_(make_cfg), q, [pg(text)])[0]][:1] == [81_300]
+    assert prose._kinds(q, "Acme Corp") == (False, False, False)

@@ -38,7 +38,7 @@ from ..core.config import RunConfig
 from .context import CtxPage
 from .md_tables import (  # noqa: F401 - parse_tables, column_year, report_year re-exported
     MdTable, _SIGNS, _columns, _is_amount, _is_nil, _label, _table_years, column_year, parse_tables, report_year,
-    text_above, years_above)
+    text_above, years_above, years_below)
 from ..core.questions import search_text
 from .labels import (  # noqa: F401 - label_score, aliases_for, LABEL_ALIASES re-exported
     ALIAS_SCORE, EXTRA_WORD_PENALTY, LABEL_ALIASES, LABEL_QUALIFIERS, MONEY_LABEL, PER_SHARE_LABEL, _norm_label,
@@ -213,7 +213,7 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
         dated = _table_years(t)
         cols = _columns(t)
         if not dated:  # the period header the parser left above the grid
-            dated = years_above(p.text, t.order, len(cols))
+            dated = years_above(p.text, t.order, len(cols)) or years_below(p.text, t.order, len(cols))
             cols = [str(dict(dated).get(i, "")) for i in range(len(cols))] if dated else cols
         if period_year is not None:
             key = f"{p.sha1}:{p.page}"

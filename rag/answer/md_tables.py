@@ -9,6 +9,10 @@ Contracts:
 - Statement rows the parser turned into headings ("# Total assets" then "# 12,778,147": a bold total row
   of a printed statement) come back as one more grid per page, after the real ones (``order`` past them),
   dated by the page's latest year heading ("# 2022", the bold current column) when it has one.
+- A first column of list bullets ("| • | Net asset value per share | 11.3 p |") is dropped; pence and cents
+  ("11.3 p") are amounts.
+- ``years_above`` / ``years_below(markdown, order, width)``: the period header the parser printed above a grid
+  (after a "Note" line, past a "should be read in conjunction with" footer) or on the line right below it.
 - ``report_year(tables) -> int | None``: the report's period end year: the most common latest header
   year over the tables (a debt-maturity table listing 2027 does not move it).
 """
@@ -235,6 +239,26 @@ def years_above(markdown: str, order: int, width: int) -> list[tuple[int, int]]:
     if len(years) != width - first or len(set(years)) != len(years):
         return []
     return [(c + first, y) for c, y in enumerate(years)]
+
+
+def years_below(markdown: str, order: int, width: int) -> list[tuple[int, int]]:
+    """(column, year) for the ``order``-th grid from the first text line right below it, when that line holds
+    exactly ``width - 1`` distinct years and only period words ("Year Ended December 31, 2022 December 31, 2021
+    December 31, 2020 (In thousands)": a header the parser printed after its grid); [] otherwise."""
+    lines = (markdown or "").splitlines()
+    starts = [i for i, ln in enumerate(lines) if ln.lstrip().startswith("|")
+              and (i == 0 or not lines[i - 1].lstrip().startswith("|"))]
+    if order >= len(starts) or width < 2:
+        return []
+    i = starts[order]
+    while i < len(lines) and lines[i].lstrip().startswith("|"):
+        i += 1
+    below = next((ln.strip() for ln in lines[i:] if ln.strip()), "")
+    years = [int(y) for y in _YEAR_WORD.findall(below)]
+    other = [w for w in re.findall(r"[^\W\d_]+", below.lower()) if w not in _PERIOD_WORDS]
+    if len(years) != width - 1 or len(set(years)) != len(years) or other:
+        return []
+    return [(c + 1, y) for c, y in enumerate(years)]
 
 
 def text_above(markdown: str, order: int, lines: int = 3, joined: bool = True) -> str | list[str]:

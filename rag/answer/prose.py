@@ -103,6 +103,7 @@ _MEASURE = re.compile(r"(?i)^\s*(?:(?:to|-|–|and)\s*\d[\d,.]*\s*)?"
                       r"(square|sq\.?|feet|ft|acres?|hectares?|km|kilometres?|kilometers?|miles?|tonnes?|tons?|"
                       r"mw|gw|mwh|gwh|kw|kwh|barrels?|boe|litres?|liters?|gallons?|hours?|days?|weeks?|months?|years?|"
                       r"times|x|shares?)\b")
+_BBL = re.compile(r"(?i)^\s*(?:bbls?|mmbbls?|boe|mcf|bcf|oz|ounces)\b")  # measures printed only as abbreviations
 PARTS_MIN = 3  # figures in one sentence followed by the same noun ("3 stores in Delaware, 49 stores in ...")
 
 
@@ -123,6 +124,8 @@ def _kinds(question: str, company: str) -> tuple[bool, bool, bool]:
     q = search_text(question, company)
     pct = nums.asks_percent(question)
     money = bool(nums.question_currency(question)) or nums.asks_per_share(question)
+    if not money and any(_MEASURE.match(u) or _BBL.match(u) for u in re.findall(r"\(([^)]*)\)", q)):
+        return pct, False, False  # "(barrels)", "(MW)": a quantity in a measure, neither money nor a count
     count = not pct and not money and bool(_COUNT_WORDS.search(q))
     money = money or (not pct and not count and bool(_MONEY_WORDS.search(q)))
     return pct, count, money
