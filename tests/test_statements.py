@@ -95,3 +95,15 @@ def test_the_formal_title_ranks_before_a_summary_naming_income_statement_data(ma
     assert asked_statements(cfg, "Are Best Buy's gross margins historically consistent?") == ["income_statement"]
     assert asked_statements(cfg, "Is 3M a capital-intensive business based on FY2022 data?") == \
         ["balance_sheet", "cash_flow_statement"]
+
+
+def test_a_common_size_summary_and_the_exhibit_index_are_no_statement_pages(make_cfg):
+    """A page naming the statement whose figures are percentages ("40.9 %": shares of total revenues) or exhibit
+    numbers opening their lines ("3.1 Amended ...") is not the statement; the statement page itself is."""
+    cfg = make_cfg()
+    pct = " | ".join(f"{n}.{n % 10} %" for n in range(10, 50))
+    exhibits = "\n".join(f"{n}.{k} Agreement and Plan of Merger, dated 2021" for n in range(2, 12) for k in range(1, 4))
+    texts = {36: "Results of operations reflected in our consolidated statements of operations\n" + pct,
+             79: "Part IV. Consolidated statements of operations for the years ended 2022, 2021\n" + exhibits,
+             89: "Consolidated Statements of Operations\n(In millions)\n" + FIGS}
+    assert statement_pages(cfg, ["income_statement"], texts) == [("income_statement", 89)]

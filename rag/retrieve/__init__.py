@@ -57,7 +57,7 @@ from .route import route, route_filings, routing_status, split_comparative
 # Chunk search, fusion, page lifting and their caches (re-exported: rag.retrieve.retrieve_pages…).
 from .search import clear_caches, lift_to_pages, page_texts, retrieve_pages, rrf, search_chunks  # noqa: F401
 
-CODE_VERSION = "retrieve-1"
+CODE_VERSION = "retrieve-2"  # 2: statement pages count no percentages and no line-opening (exhibit) numbers as figures
 STAGE = "05_retrieve"
 
 

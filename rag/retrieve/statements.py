@@ -32,8 +32,10 @@ from ..core.config import RunConfig, project_path
 from ..core.records import CandidatePage
 from ..core.topic_file import read_topics
 
-# A figure as statements print it: 1,234 / (1,234) / 12.5 (page numbers and years have neither).
-_FIGURE = re.compile(r"\(?\d{1,3}(?:,\d{3})+(?:\.\d+)?\)?|\b\d+\.\d+\b")
+# A figure as statements print it: 1,234 / (1,234) / 12.5 (page numbers and years have neither). Not a
+# percentage ("40.9 %": a common-size summary of the statement) and not a number opening its line ("3.1", an
+# exhibit or section number: the exhibit index names every statement).
+_FIGURE = re.compile(r"(?<![\d,.])(?:\(?\d{1,3}(?:,\d{3})+(?:\.\d+)?\)?|(?<!^)(?<!\n)\b\d+\.\d+\b)(?![\d,.]|\s?%)")
 
 
 class StatementsError(ValueError):
