@@ -545,3 +545,13 @@ def test_a_period_header_printed_below_its_grid(make_cfg):
     q = Q_REV.replace("Total revenue", "Total R&D Expense")
     cands = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp")
     assert (cands[0].value, cands[0].period, cands[0].notes) == (82_258_000, "2022", [])
+
+
+def test_the_total_row_of_a_breakdown_whose_column_names_the_metric(make_cfg):
+    """"| Total | 77,642 |" under "Number of employees (Persons)" (rows are segments) is the count, dated by "As
+    of March 31, 2022" printed below the grid; a segment's row is not."""
+    md = ("5. Employees (1) Information about group\n\nTable: (1) Information about group\n"
+          "| Segment name | Number of employees (Persons) |\n|---|---|\n| Printing Solutions | 52,842 |\n"
+          "| Others | 399 |\n| Total | 77,642 |\n\nAs of March 31, 2022\n")
+    cands = F.build_candidates(cfg_(make_cfg), custom_q("Number of employees"), [pg(md)], "JPY", "Acme Corp")
+    assert [(c.label, c.value, c.period) for c in cands] == [("Total", 77_642, "2022")]

@@ -63,6 +63,7 @@ ABOVE_LINES = 3  # text lines above a grid read as its context (what a titleless
 HEADING_WORDS = 12  # a line above a grid this short is a heading, not a paragraph
 NOTE_MAX = 99  # a first "value" this small without separators, in a row with one value too many, is a note ref
 
+_TOTAL_ROW = re.compile(r"(?:grand |group |consolidated )?total")  # a bare total row of a breakdown
 _PARENT_ONLY = re.compile(r"(?i)\b(?:condensed|parent company|parent only|company only|bank only|parent entity)\b"
                           r"|^(?:Table:\s*)?parent(?:\s+—|\s*$)")  # ASX notes: "Parent entity information", "Parent"
 # Row labels that only qualify their section ("Basic and diluted" under "Loss per share:"); any other row
@@ -258,6 +259,9 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
         note_width = 0 if dated else notes_width(t)
         # what a titleless grid holds, for rows naming the question's programme or product (once per grid)
         context = f"{t.title} {text_above(p.text, t.order, ABOVE_LINES)}" if named else ""
+        # a breakdown whose value column names the metric: its total row is the metric's figure
+        printed_cols = _columns(t)  # as printed (``cols`` may hold years read around the grid)
+        header_fit = label_score(" ".join(printed_cols[1:]), terms, aliases, quals) if len(printed_cols) == 2 else 0.0
         section = ""  # the last row with a label and no value ("Loss per share:", "Revenue:")
         for r in t.rows:
             label = _label(r)
@@ -265,6 +269,8 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                 section = label.rstrip(" :")
                 continue
             score = label_score(figure_check.expand_acronyms(label, acr), terms, aliases, quals)
+            if header_fit and _TOTAL_ROW.fullmatch(_norm_label(label)):
+                score = max(score, header_fit)  # "| Total | 77,642 |" under "Number of employees (Persons)"
             if named:  # a programme's or product's row: "| CDX-585 | 9,793 |" under "amount ... each research program"
                 fits, names = named_row(label, named, terms, context)
                 if codes and not names:
