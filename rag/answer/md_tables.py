@@ -11,8 +11,8 @@ Contracts:
   dated by the page's latest year heading ("# 2022", the bold current column) when it has one.
 - A first column of list bullets ("| • | Net asset value per share | 11.3 p |") is dropped; pence and cents
   ("11.3 p") are amounts.
-- ``years_above`` / ``years_below(markdown, order, width)``: the period header the parser printed above a grid
-  (after a "Note" line, past a "should be read in conjunction with" footer) or on the line right below it.
+- The text around a grid (a period header printed above or below it, its heading lines):
+  :mod:`rag.answer.grid_context`.
 - ``report_year(tables) -> int | None``: the report's period end year: the most common latest header
   year over the tables (a debt-maturity table listing 2027 does not move it).
 """
@@ -181,98 +181,6 @@ def _is_amount(cell: str) -> bool:
 
 def _is_nil(cell: str) -> bool:
     return _SIGNS.sub("", cell.strip()).strip().lower() in _NIL
-
-
-# ---- a period header lost above its grid ------------------------------------------------------------------
-YEARS_ABOVE_LINES = 8  # text lines above a grid searched for the period header the parser left out of it
-YEARS_LINE_WORDS = 4  # other words a period line may hold ("Fiscal Years Ended January 31,", "(In millions)")
-_PERIOD_WORDS = frozenset("""fiscal year years ended ending end as of at in the and for millions thousands billions
-amounts except per share data weeks january february march april may june july august september october november
-december jan feb mar apr jun jul aug sep sept oct nov dec""".split())
-# The statement's footer, which the parser can place between its period header and its grid.
-_READ_WITH = re.compile(r"(?i)\bshould be read in conjunction with\b")
-_YEAR_WORD = re.compile(r"(?<![\d.,$])((?:19|20)\d\d)(?!\d|\s?%)")  # "December 31, 2017," ends in a comma
-
-
-def _lines_above(markdown: str, order: int) -> list[str] | None:
-    """The page's lines above the ``order``-th grid (its first row excluded); None when there is no such grid."""
-    lines = (markdown or "").splitlines()
-    starts = [i for i, ln in enumerate(lines) if ln.lstrip().startswith("|")
-              and (i == 0 or not lines[i - 1].lstrip().startswith("|"))]
-    return lines[: starts[order]] if order < len(starts) else None
-
-
-def years_above(markdown: str, order: int, width: int) -> list[tuple[int, int]]:
-    """(column, year) for the ``order``-th grid of a page whose header row names no period, from the text lines
-    right above it (at most :data:`YEARS_ABOVE_LINES`, a ``Table:`` line's printed unit phrase included):
-    lines holding years and at most :data:`YEARS_LINE_WORDS` other words ("# December 28, 2019 December 29,
-    2018", "2017" then "2016"), read upwards until they name ``width - 1`` years (one per value column, in
-    print order; after a "Note(s)" line, ``width - 2`` years stand for the columns after the notes column);
-    [] when they do not, or a table row or other text comes first."""
-    above = _lines_above(markdown, order)
-    if above is None or width < 2:
-        return []
-    years: list[int] = []
-    seen = 0
-    notes = False  # a "Note(s)" line above the years: the grid's first value column holds note references
-    for ln in reversed(above):
-        text = ln.strip()
-        if not text:
-            continue
-        seen += 1
-        if seen > YEARS_ABOVE_LINES or text.startswith("|"):
-            break
-        unit_line = text.startswith("Table:")
-        if unit_line:
-            text = text.partition("(as printed:")[2]
-        found = [int(y) for y in _YEAR_WORD.findall(text)]
-        other = [w for w in re.findall(r"[^\W\d_]+", text.lower()) if w not in _PERIOD_WORDS]
-        if not found or len(other) > YEARS_LINE_WORDS:
-            notes = notes or (bool(years) and other[:1] in (["note"], ["notes"]))
-            if years or not (unit_line or text.startswith(("#", "(")) or _READ_WITH.search(text)):
-                break  # text between the grid and any period line: not its header
-            continue  # a heading or unit line between the period line and the grid
-        years = found + years
-        if len(years) >= width - 1:
-            break
-    first = 2 if notes and len(years) == width - 2 else 1  # "Note 2022 2021" over four columns
-    if len(years) != width - first or len(set(years)) != len(years):
-        return []
-    return [(c + first, y) for c, y in enumerate(years)]
-
-
-def years_below(markdown: str, order: int, width: int) -> list[tuple[int, int]]:
-    """(column, year) for the ``order``-th grid from the first text line right below it, when that line holds
-    exactly ``width - 1`` distinct years and only period words ("Year Ended December 31, 2022 December 31, 2021
-    December 31, 2020 (In thousands)": a header the parser printed after its grid); [] otherwise."""
-    lines = (markdown or "").splitlines()
-    starts = [i for i, ln in enumerate(lines) if ln.lstrip().startswith("|")
-              and (i == 0 or not lines[i - 1].lstrip().startswith("|"))]
-    if order >= len(starts) or width < 2:
-        return []
-    i = starts[order]
-    while i < len(lines) and lines[i].lstrip().startswith("|"):
-        i += 1
-    below = next((ln.strip() for ln in lines[i:] if ln.strip()), "")
-    years = [int(y) for y in _YEAR_WORD.findall(below)]
-    other = [w for w in re.findall(r"[^\W\d_]+", below.lower()) if w not in _PERIOD_WORDS]
-    if len(years) != width - 1 or len(set(years)) != len(years) or other:
-        return []
-    return [(c + 1, y) for c, y in enumerate(years)]
-
-
-def text_above(markdown: str, order: int, lines: int = 3, joined: bool = True) -> str | list[str]:
-    """The last ``lines`` non-empty text lines above the ``order``-th grid of a page (up to the grid before
-    it), joined: the sentence that says what a grid without a title holds ("The following table indicates the
-    amount incurred for each of our significant research programs"); ``joined=False``: the lines, top first."""
-    above = _lines_above(markdown, order)
-    out: list[str] = []
-    for ln in reversed(above or []):
-        if ln.lstrip().startswith("|") or len(out) >= lines:
-            break
-        if ln.strip() and not ln.lstrip().startswith("Table:"):
-            out.append(ln.strip())
-    return " ".join(reversed(out)) if joined else out[::-1]
 
 
 # ---- periods ----------------------------------------------------------------------------------------------
