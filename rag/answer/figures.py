@@ -7,9 +7,9 @@ period, with the table's unit line, is most of an answer already; picking from f
 than reading three pages.
 
 Contracts:
-- Tables and their periods come from :mod:`rag.answer.md_tables` (``parse_tables``, ``column_year``, the cell
-  and unit of a row from :mod:`rag.answer.grid_cells`, the text around a grid from :mod:`rag.answer.grid_context`;
-  ``report_year``; re-exported here).
+- Tables and their periods come from :mod:`rag.answer.md_tables` (``parse_tables``, ``column_year``,
+  ``report_year``; re-exported here); a row's cell and a grid's unit from :mod:`rag.answer.grid_cells`; the
+  text around a grid (period headers above or below it) from :mod:`rag.answer.grid_context`.
 - Row labels naming the metric: :mod:`rag.answer.labels` (``label_score``, ``aliases_for``; re-exported here).
 - ``build_candidates(cfg, question, pages, report_currency, company) -> list[Candidate]``: best first,
   at most ``answer.figure_max_candidates``, one per distinct value. Rules: the latest-period column
