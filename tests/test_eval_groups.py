@@ -106,3 +106,14 @@ def test_paired_groups_and_cli(make_cfg, tmp_path):
         with redirect_stdout(buf):
             assert main(["--run", "rb"]) == 0
         assert "boolean False-gold" in buf.getvalue()
+
+
+def test_groups_of_a_run_scored_without_gold_say_so(tmp_path, capsys):
+    """07 on a dataset without gold writes an empty table: ``--run`` says why (exit 2), not a pandas traceback."""
+    run = tmp_path / "nogold"
+    (run / "07_evaluate").mkdir(parents=True)
+    (run / "07_evaluate" / "per_question.csv").write_text("\n")
+    assert main(["--run", str(run)]) == 2
+    assert "scored without gold answers" in capsys.readouterr().err
+    assert main(["--run", str(tmp_path / "missing")]) == 2
+    assert "run stage 07_evaluate" in capsys.readouterr().err

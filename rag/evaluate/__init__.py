@@ -13,6 +13,7 @@ happens in :func:`load_submission` only.
 from __future__ import annotations
 
 import json
+import sys
 import warnings
 from pathlib import Path
 from typing import Any, Mapping
@@ -214,6 +215,9 @@ def per_question(run: RunConfig | Path | str) -> pd.DataFrame:
     path = run_dir_of(run) / STAGE / "per_question.csv"
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: run stage 07_evaluate for {run_dir_of(run).name} first")
+    if not path.read_text(encoding="utf-8").strip():  # 07 on a dataset without gold writes an empty table
+        raise ValueError(f"{path} is empty: run {run_dir_of(run).name} was scored without gold answers "
+                         "(the dataset has no answers.json and no labels.jsonl)")
     return pd.read_csv(path)
 
 
@@ -243,7 +247,12 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.run:
         a.run = _run_arg(a.run)
-        print(group_table(per_question(a.run)).to_string(index=False))
+        try:
+            table = per_question(a.run)
+        except (FileNotFoundError, ValueError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        print(group_table(table).to_string(index=False))
         return 0
     if a.paired:
         a.paired = [_run_arg(r) for r in a.paired]
