@@ -41,10 +41,9 @@ from .md_tables import (  # noqa: F401 - parse_tables, column_year, report_year 
     MdTable, _SIGNS, _columns, _is_amount, _is_nil, _label, _table_years, column_year, parse_tables, report_year)
 from .grid_context import text_above, years_above, years_below  # noqa: F401 - years_below re-exported
 from .grid_cells import _pick_cell, _table_unit, _value_slots, notes_width  # noqa: F401 - notes_width re-exported
-from ..core.questions import search_text
 from .labels import (  # noqa: F401 - label_score, aliases_for, LABEL_ALIASES re-exported
     ALIAS_SCORE, EXTRA_WORD_PENALTY, LABEL_ALIASES, LABEL_QUALIFIERS, MONEY_LABEL, PER_SHARE_LABEL, _norm_label,
-    aliases_for, distinct, label_qualifiers, label_score, named_row)
+    aliases_for, asks_total, distinct, label_qualifiers, label_score, named_row)
 
 NA = "N/A"
 
@@ -118,7 +117,7 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     pct, per_share = nums.asks_percent(question), nums.asks_per_share(question)
     counting = "number of" in question.lower() or bool(re.search(r"\b(?:employees|headcount|staff)\b", question, re.I))
     dollar = nums.resolve_dollar("$", report_currency) or "USD"
-    wants_total = bool(re.search(r"\btotal\b", search_text(question, company), re.IGNORECASE))
+    wants_total = asks_total(question, company)
     tables = [(p, t) for p in pages for t in parse_tables(p.text, a.unit_lookback_lines)]
     year = report_year([t for _, t in tables])
     stated = stated_dollar([p.text for p in (context_pages or pages)])
@@ -132,7 +131,8 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     for (p, t), (unit, tcur) in zip(tables, table_units):
         cur = tcur or fallback
         dated = _table_years(t)
-        cols = _columns(t)
+        cols = printed_cols = _columns(t)  # ``cols`` may become the years read around the grid
+        lines_above = text_above(p.text, t.order, ABOVE_LINES, joined=False)  # the text lines right above the grid
         if not dated:  # the period header the parser left above the grid
             dated = years_above(p.text, t.order, len(cols)) or years_below(p.text, t.order, len(cols))
             cols = [str(dict(dated).get(i, "")) for i in range(len(cols))] if dated else cols
@@ -170,7 +170,7 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
             if not (ty and (year is None or ty == year)):
                 penalty += UNDATED_PENALTY
                 notes.append("undated")
-        if _parent_only(t, p.text):
+        if _parent_only(t, lines_above):
             penalty += PARENT_ONLY_PENALTY
             notes.append("parent company only")
         head = cols[want] if want is not None and want < len(cols) else ""
@@ -178,9 +178,8 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
             continue
         note_width = 0 if dated else notes_width(t)
         # what a titleless grid holds, for rows naming the question's programme or product (once per grid)
-        context = f"{t.title} {text_above(p.text, t.order, ABOVE_LINES)}" if named else ""
+        context = f"{t.title} {' '.join(lines_above)}" if named else ""
         # a breakdown whose value column names the metric: its total row is the metric's figure
-        printed_cols = _columns(t)  # as printed (``cols`` may hold years read around the grid)
         header_fit = label_score(" ".join(printed_cols[1:]), terms, aliases, quals) if len(printed_cols) == 2 else 0.0
         section = ""  # the last row with a label and no value ("Loss per share:", "Revenue:")
         for r in t.rows:
@@ -247,13 +246,13 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     return dedupe(found)[: a.figure_max_candidates]
 
 
-def _parent_only(t: MdTable, page_text: str) -> bool:
-    """The grid is the parent entity's alone: its title says so, or a heading-like line right above it does
-    ("Note 28. Parent entity information"; a paragraph mentioning the parent entity does not count)."""
+def _parent_only(t: MdTable, lines_above: list[str]) -> bool:
+    """The grid is the parent entity's alone: its title says so, or a heading-like line right above it
+    (``lines_above``) does ("Note 28. Parent entity information"; a paragraph mentioning the parent entity does not
+    count)."""
     if _PARENT_ONLY.search(t.title):
         return True
-    above = [ln.strip() for ln in text_above(page_text, t.order, ABOVE_LINES, joined=False)]
-    return any(len(ln.split()) <= HEADING_WORDS and _PARENT_ONLY.search(ln.lstrip("# ")) for ln in above)
+    return any(len(ln.split()) <= HEADING_WORDS and _PARENT_ONLY.search(ln.lstrip("# ")) for ln in lines_above)
 
 
 def _statement_bonus(p: CtxPage) -> float:

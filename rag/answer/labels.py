@@ -110,6 +110,11 @@ def label_score(label: str, terms: set[str], aliases: tuple[str, ...] = (),
     return max(alias, matched / len(terms) - EXTRA_WORD_PENALTY * extra - QUALIFIER_PENALTY * quals)
 
 
+def asks_total(question: str, company: str = "") -> bool:
+    """The question's metric (ERC boilerplate and company removed) says "total" ("Total revenue", "Total assets")."""
+    return bool(re.search(r"\btotal\b", search_text(question, company), re.IGNORECASE))
+
+
 def distinct(word: str) -> bool:
     """A named word that identifies a thing: a code with digits ("vp-102"), or a long word ("barzolvolimab")."""
     return any(c.isdigit() for c in word) or len(word) >= NAMED_MIN_CHARS

@@ -40,6 +40,7 @@ _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _YEAR = re.compile(r"(?<![\d.,])((?:19|20)\d\d)(?![\d.,]|\s?%)")
 _FISCAL = re.compile(r"(?<!\d)(?:19|20)\d\d\s?[/-]\s?(\d\d)(?!\d)")
 _FISCAL4 = re.compile(r"(?<!\d)((?:19|20)\d\d)\s?[/-]\s?((?:19|20)\d\d)(?!\d)")
+_BARE_YEAR = re.compile(r"(?:19|20)\d\d")  # a cell or line that is a year and nothing else (fullmatch)
 _FY = re.compile(r"(?i)\bFY\s?'?(\d\d)\b")
 _SIGNS = re.compile(r"^(?:US\$|A\$|C\$|NZ\$|HK\$|S\$|R\$|[$€£¥₹])\s*|\s*(?:US\$|[$€£¥])$")
 _LEADERS = re.compile(r"^(.*?[^\W\d_)].*?)\s*(?:\.\s?){3,}\s*(.*)$")
@@ -128,7 +129,7 @@ def heading_table(lines: list[str]) -> list[MdTable]:
     unit = next((ln.strip() for ln in reversed(lines[:first]) if ln.strip().startswith("Table:")), "")
     tail = re.search(r"\bvalues in .*$", unit)
     title = f"Table: {tail.group(0)}" if tail else ""
-    years = [h.group(1) for _, ln in text if (h := _HEADING.match(ln)) and re.fullmatch(r"(?:19|20)\d\d", h.group(1))]
+    years = [h.group(1) for _, ln in text if (h := _HEADING.match(ln)) and _BARE_YEAR.fullmatch(h.group(1))]
     printed = list(dict.fromkeys(years))
     out = []
     if bold:
@@ -140,7 +141,7 @@ def heading_table(lines: list[str]) -> list[MdTable]:
 
 def _value_line(text: str) -> bool:
     """A line holding one amount and nothing else (not a year)."""
-    return _is_amount(text) and not re.fullmatch(r"(?:19|20)\d\d", text.strip()) and " " not in text.strip()
+    return _is_amount(text) and not _BARE_YEAR.fullmatch(text.strip()) and " " not in text.strip()
 
 
 def _header_text_row(cells: list[str]) -> bool:
@@ -156,7 +157,7 @@ def _period_row(cells: list[str]) -> bool:
     if not vals or (cells[0] and _is_amount(cells[0])):
         return False
     years = [c for c in vals if column_year(c) is not None]
-    return bool(years) and not any(_is_amount(c) and not re.fullmatch(r"(?:19|20)\d\d", c.strip()) for c in vals)
+    return bool(years) and not any(_is_amount(c) and not _BARE_YEAR.fullmatch(c.strip()) for c in vals)
 
 
 def column_year(text: str) -> int | None:

@@ -94,7 +94,8 @@ _MONEY_WORDS = re.compile(r"(?i)\b(?:revenue|sales|turnover|income|profit|loss|c
                           r"assets|equity|deposits|spend|spent|spending|cost|costs|expenses?|investment|"
                           r"dividend|aum|under management|backlog)\b")  # not "value": every ERC custom metric asks "the value of"
 _COUNT_WORDS = re.compile(r"(?i)\bnumber of\b|\bhow many\b|\b(?:count|fleet size)\b|"
-                          r"\b(?:employees|headcount|staff|workforce|patents?|stores?|branch(?:es)?|customers|subscribers|members|users|therapies|sites|locations|"
+                          r"\b(?:employees|headcount|staff|workforce|patents?|stores?|branch(?:es)?|customers|"
+                          r"subscribers|members|users|therapies|sites|locations|"
                           r"people|vessels|beds|clinics|openings|dealerships|mw|megawatts|capacity)\b")
 _WORD = re.compile(r"\S+")
 # A measure printed right after the figure (or after a range: "2 to 10 years"): a count question takes it only

@@ -10,10 +10,8 @@ order changed; the moved candidate gets the note "the whole over its parts".
 """
 from __future__ import annotations
 
-import re
-
-from ..core.questions import search_text
 from .figures import Candidate
+from .labels import asks_total
 from .md_tables import column_year
 
 WHOLE_MARGIN = 0.3  # score below the best within which a larger same-label value counts as the whole
@@ -25,24 +23,21 @@ def _year(c: Candidate) -> int | None:
     return column_year(c.period)
 
 
-def _same_kind(a: Candidate, b: Candidate) -> bool:
-    """Same currency and the same kind of unit (amounts with amounts: no %, no per-share, no counts)."""
-    def kind(c: Candidate) -> str:
-        return "%" if c.unit == "%" else "per share" if "per share" in c.unit else "count" if c.unit == "count" \
-            else "amount"
-    return a.currency == b.currency and kind(a) == kind(b) == "amount"
+def _amount(c: Candidate) -> bool:
+    """An amount of money or of a thing (not a percentage, a per-share figure or a bare count)."""
+    return c.unit not in ("%", "count") and "per share" not in c.unit
 
 
 def whole_first(cands: list[Candidate], question: str, company: str = "") -> tuple[list[Candidate], bool]:
     """See the module docstring; ``cands`` best first (as :func:`rag.answer.figures.dedupe` returns them)."""
-    if not cands or not re.search(r"\btotal\b", search_text(question, company), re.IGNORECASE):
+    if not cands or not asks_total(question, company):
         return cands, False
     top = cands[0]
-    if top.source != "table" or top.value <= 0:
+    if top.source != "table" or top.value <= 0 or not _amount(top) or _year(top) is None:
         return cands, False
     wholes = [c for c in cands[1:] if c.source == "table" and c.value > top.value
               and c.score >= top.score - WHOLE_MARGIN and c.fit >= top.fit - FIT_TOLERANCE
-              and _same_kind(c, top) and _year(top) is not None and _year(c) == _year(top)]
+              and c.currency == top.currency and _amount(c) and _year(c) == _year(top)]
     if not wholes:
         return cands, False
     best = max(wholes, key=lambda c: (c.value, c.score))

@@ -52,25 +52,32 @@ def counts_hash(cfg: RunConfig) -> str:
     return _topics(cfg)[1] if cfg.retrieve.count_pages > 0 else ""
 
 
-def asked_counts(cfg: RunConfig, query: str) -> list[dict]:
-    if cfg.retrieve.count_pages <= 0:
-        return []
+def _matching(cfg: RunConfig, query: str) -> list[dict]:
     return [t for t in _topics(cfg)[0] if any(w.search(query) for w in t["when"])]
 
 
+def asked_counts(cfg: RunConfig, query: str) -> list[dict]:
+    if cfg.retrieve.count_pages <= 0:
+        return []
+    return _matching(cfg, query)
+
+
+def _noun_after(cfg: RunConfig, topics: list[dict]) -> str:
+    """What follows a count: up to ``retrieve.count_gap_words`` words, then a noun of one of ``topics``."""
+    nouns = "|".join(f"(?:{n.pattern})" for t in topics for n in t["noun"])
+    return rf"\s+(?:[\w-]+\s+){{0,{cfg.retrieve.count_gap_words}}}?\b(?:{nouns})"
+
+
 def counted_noun(cfg: RunConfig, query: str) -> tuple[re.Pattern, set[str]] | None:
-    topics = [t for t in _topics(cfg)[0] if any(w.search(query) for w in t["when"])]
+    topics = _matching(cfg, query)
     if not topics:
         return None
-    nouns = "|".join(f"(?:{n.pattern})" for t in topics for n in t["noun"])
     said = {m.group(0).lower() for t in topics for w in t["when"] for m in w.finditer(query)}
-    return re.compile(rf"\s+(?:[\w-]+\s+){{0,{cfg.retrieve.count_gap_words}}}?\b(?:{nouns})", re.IGNORECASE), said
+    return re.compile(_noun_after(cfg, topics), re.IGNORECASE), said
 
 
 def _count_re(cfg: RunConfig, topic: dict) -> re.Pattern:
-    nouns = "|".join(f"(?:{n.pattern})" for n in topic["noun"])
-    gap = cfg.retrieve.count_gap_words
-    return re.compile(rf"{_NUMBER}\s+(?:[\w-]+\s+){{0,{gap}}}?\b(?:{nouns})", re.IGNORECASE)
+    return re.compile(_NUMBER + _noun_after(cfg, [topic]), re.IGNORECASE)
 
 
 def count_pages(cfg: RunConfig, topics: list[dict], texts: dict[int, str]) -> list[tuple[str, int]]:
