@@ -4,7 +4,8 @@ Why: many asked figures are never a table row — staff counts, patents, MW of c
 spending on a named programme, a total revenue quoted in the letter to shareholders. With table
 candidates only, such a question has no candidate and is answered N/A although its page was read.
 
-Contracts:
+Contracts (what the question asks, percent / count / money: :mod:`rag.answer.prose_kinds`; the noun after a
+count: :mod:`rag.answer.prose_counts`):
 - ``prose_candidates(cfg, question, pages, report_currency, company) -> (kept, dropped)``: ``kept`` are
   :class:`rag.answer.figures.Candidate` records (``source="prose"``, ``label`` = the words around the
   figure), best first, one per distinct value, at most ``answer.prose_max_candidates``; ``dropped`` lists
@@ -53,6 +54,7 @@ from ..clean import units
 from .figures import RANK_PENALTY, Candidate, dedupe
 # A page's sentences, the year a figure is dated to, the report's year and dollar.
 from .prose_counts import counted_noun, noun_fit
+from .prose_kinds import _MEASURE, _kinds
 from .prose_period import YEAR, page_sentences, page_year, report_dollar, year_of
 
 # ---- scoring constants (what a prose candidate is; the knobs of a run are in AnswerConfig) -------------
@@ -90,21 +92,7 @@ _NUMBER_WORDS = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|tw
                  r"sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:-\w+)?")
 _NOTE_REF = re.compile(r"(?i)\b(?:note|notes|page|pages|section|item|part|phase|tier|level|schedule|figure|"
                        r"chapter|article|rule|form|no\.)\s*$")
-_MONEY_WORDS = re.compile(r"(?i)\b(?:revenue|sales|turnover|income|profit|loss|cash|expenditure|capex|debt|"
-                          r"assets|equity|deposits|spend|spent|spending|cost|costs|expenses?|investment|"
-                          r"dividend|aum|under management|backlog)\b")  # not "value": every ERC custom metric asks "the value of"
-_COUNT_WORDS = re.compile(r"(?i)\bnumber of\b|\bhow many\b|\b(?:count|fleet size)\b|"
-                          r"\b(?:employees|headcount|staff|workforce|patents?|stores?|branch(?:es)?|customers|"
-                          r"subscribers|members|users|therapies|sites|locations|"
-                          r"people|vessels|beds|clinics|openings|dealerships|mw|megawatts|capacity)\b")
 _WORD = re.compile(r"\S+")
-# A measure printed right after the figure (or after a range: "2 to 10 years"): a count question takes it only
-# when the question names it.
-_MEASURE = re.compile(r"(?i)^\s*(?:(?:to|-|–|and)\s*\d[\d,.]*\s*)?"
-                      r"(square|sq\.?|feet|ft|acres?|hectares?|km|kilometres?|kilometers?|miles?|tonnes?|tons?|"
-                      r"mw|gw|mwh|gwh|kw|kwh|barrels?|boe|litres?|liters?|gallons?|hours?|days?|weeks?|months?|years?|"
-                      r"times|x|shares?)\b")
-_BBL = re.compile(r"(?i)^\s*(?:bbls?|mmbbls?|boe|mcf|bcf|oz|ounces)\b")  # measures printed only as abbreviations
 PARTS_MIN = 3  # figures in one sentence followed by the same noun ("3 stores in Delaware, 49 stores in ...")
 
 
@@ -118,18 +106,6 @@ class _Hit:
     start: int  # the number's digits
     end: int  # the end of the figure (scale / currency words included)
     first: int  # the start of the figure (its currency sign included)
-
-
-def _kinds(question: str, company: str) -> tuple[bool, bool, bool]:
-    """(percent, count, money) of the metric asked for."""
-    q = search_text(question, company)
-    pct = nums.asks_percent(question)
-    money = bool(nums.question_currency(question)) or nums.asks_per_share(question)
-    if not money and any(_MEASURE.match(u) or _BBL.match(u) for u in re.findall(r"\(([^)]*)\)", q)):
-        return pct, False, False  # "(barrels)", "(MW)": a quantity in a measure, neither money nor a count
-    count = not pct and not money and bool(_COUNT_WORDS.search(q))
-    money = money or (not pct and not count and bool(_MONEY_WORDS.search(q)))
-    return pct, count, money
 
 
 def named_terms(question: str, company: str = "") -> set[str]:
