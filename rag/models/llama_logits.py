@@ -1,0 +1,135 @@
+"""Logits and log-probabilities in the llama.cpp server only where they are read.
+
+Why: ``llama_cpp.server`` builds its model with ``logits_all=True`` (it must, to answer ``logprobs``), and
+llama-cpp-python 0.3 then (1) computes the output layer (1,536 x 151,936 for Qwen2.5) for EVERY prompt token
+and copies each row into ``Llama.scores``, and (2) for a non-streamed request with ``logprobs`` takes the
+log-softmax of the whole score matrix (``Llama.logits_to_logprobs(self._scores)``) to keep only the rows of
+the generated tokens. Only the rows after the last prompt token and after each generated token are ever
+read unless a request echoes its prompt. On this project's 2-core box a yes/no page (~900 prompt tokens)
+spent ~15-25% of its prefill on (1) and ~2.7 s on (2) (benchmarks/llm_speed.py, RESULTS.md).
+
+Contract:
+- ``install() -> bool``: patches ``llama_cpp.llama.Llama`` in this process so that
+  * ``eval`` asks the model for the logits of each batch's LAST token only and stores that row in
+    ``scores`` (what ``logits_all=False`` computes, kept where the completion code reads it), except while
+    a ``create_completion`` call has ``echo`` and ``logprobs`` (prompt log-probabilities): then every row
+    is computed as before;
+  * ``logits_to_logprobs`` of a 2-D matrix returns :class:`LazyRows`: the same numbers, each row computed
+    when read (the caller slices off the prompt rows first); 1-D input goes to the original.
+  Sampling is unchanged (llama.cpp samples from the context's last logits either way), so answers and
+  log-probabilities are those of the unpatched server (tests/test_llama_logits.py compares them).
+  Returns False and changes nothing when llama_cpp is absent or its version is not one this was checked
+  against (``CHECKED``): the server then computes as before, only slower. Idempotent; ``uninstall()``
+  restores the originals.
+- ``log_softmax(row)``: llama-cpp-python's arithmetic for one row (float32, max-subtracted, a non-finite max
+  taken as 0), so the values are bit-identical to the original's.
+
+Used by ``rag.models._serve`` in the llama.cpp server process only.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+
+# llama-cpp-python versions whose Llama.eval / generate / _create_completion were read for this patch:
+# eval writes one scores row per token; completion slices logits_to_logprobs(...)[token_offset:], iterates
+# the rows, indexes a row by token id and sorts its (value, index) pairs; sampling reads the context's logits.
+CHECKED = ("0.3.36",)
+
+
+def log_softmax(row: np.ndarray) -> np.ndarray:
+    """log-softmax of one row of logits, computed as llama-cpp-python does (float32)."""
+    m = np.amax(row, keepdims=True)
+    m[~np.isfinite(m)] = 0
+    shifted = np.subtract(row, m, dtype=np.single)
+    with np.errstate(divide="ignore"):
+        return shifted - np.log(np.sum(np.exp(shifted), keepdims=True))
+
+
+class LazyRows:
+    """Rows of a 2-D logits matrix turned into log-probabilities when read (a view, no copy)."""
+
+    def __init__(self, logits: np.ndarray):
+        self._logits = logits
+
+    def __len__(self) -> int:
+        return len(self._logits)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return LazyRows(self._logits[i])
+        return log_softmax(self._logits[i])
+
+    def __iter__(self):
+        return (log_softmax(r) for r in self._logits)
+
+
+def _eval_last_logits(self, tokens) -> None:
+    """``Llama.eval`` computing the logits of each batch's last token only (module contract)."""
+    if getattr(self, "_rag_all_logits", False):
+        return _ORIGINAL["eval"](self, tokens)
+    self._ctx.kv_cache_seq_rm(-1, self.n_tokens, -1)
+    for i in range(0, len(tokens), self.n_batch):
+        batch = tokens[i: i + self.n_batch]
+        n_past, n = self.n_tokens, len(batch)
+        self._batch.set_batch(batch=batch, n_past=n_past, logits_all=False)  # the last token still gets logits
+        self._ctx.decode(self._batch)
+        self.input_ids[n_past: n_past + n] = batch
+        if self._logits_all:  # one output row: the batch's last token
+            self.scores[n_past + n - 1, :] = np.ctypeslib.as_array(self._ctx.get_logits(), shape=(self._n_vocab,))
+        self.n_tokens += n
+        self._requires_eval = False
+
+
+def _create_completion(self, *args, **kwargs):
+    """``Llama.create_completion`` that computes every prompt row for a request echoing log-probabilities."""
+    bound = _SIGNATURE.bind(self, *args, **kwargs)
+    self._rag_all_logits = bool(bound.arguments.get("echo")) and bound.arguments.get("logprobs") is not None
+    return _ORIGINAL["create_completion"](self, *args, **kwargs)
+
+
+def _logits_to_logprobs(logits, axis: int = -1):
+    if isinstance(logits, np.ndarray) and logits.ndim == 2 and axis in (-1, 1):
+        return LazyRows(logits)
+    return _ORIGINAL["logits_to_logprobs"](logits, axis=axis)
+
+
+_ORIGINAL: dict[str, Any] = {}
+_SIGNATURE: inspect.Signature | None = None
+
+
+def install() -> bool:
+    """Patch llama_cpp's ``Llama`` in this process (module contract)."""
+    global _SIGNATURE
+    try:
+        import llama_cpp
+        from llama_cpp.llama import Llama
+    except ImportError:
+        return False
+    if getattr(llama_cpp, "__version__", "") not in CHECKED:
+        return False
+    if getattr(Llama, "_rag_logits_patched", False):  # also when this file was imported under another name
+        return True
+    _ORIGINAL.update(eval=Llama.eval, create_completion=Llama.create_completion,
+                     logits_to_logprobs=Llama.__dict__["logits_to_logprobs"].__func__)
+    _SIGNATURE = inspect.signature(Llama.create_completion)
+    Llama.eval = _eval_last_logits
+    Llama.create_completion = _create_completion
+    Llama.logits_to_logprobs = staticmethod(_logits_to_logprobs)
+    Llama._rag_logits_patched = True
+    return True
+
+
+def uninstall() -> None:
+    """Undo :func:`install` (tests compare the two in one process)."""
+    if not _ORIGINAL:
+        return
+    from llama_cpp.llama import Llama
+
+    Llama.eval = _ORIGINAL["eval"]
+    Llama.create_completion = _ORIGINAL["create_completion"]
+    Llama.logits_to_logprobs = staticmethod(_ORIGINAL["logits_to_logprobs"])
+    Llama._rag_logits_patched = False
+    _ORIGINAL.clear()
