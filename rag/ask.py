@@ -146,7 +146,8 @@ def ask(cfg: RunConfig, ds: Dataset, text: str, kind: str | None = None, llm: An
 
 
 def _reason(d: dict[str, Any]) -> str:
-    """The reasoning_summary of the call whose answer stood (the last call that parsed), for yes/no and text;
+    """The reasoning_summary of the call whose answer stood (the last call that parsed), for yes/no and text
+    (a yes/no read without reasoning: P(true) per page read, "page 12: P(true) 0.31");
     for an answer computed in code (any kind), the formula with its operands and pages."""
     computed = (d.get("interpretation") or {}).get("computed")
     if (d.get("interpretation") or {}).get("source") == "computed" and computed:
@@ -156,7 +157,12 @@ def _reason(d: dict[str, Any]) -> str:
     if d.get("kind") not in ("boolean", "text"):
         return ""
     parsed = [c.get("parsed") for c in d.get("calls", []) if c.get("parsed")]
-    return str(parsed[-1].get("reasoning_summary", "")) if parsed else ""
+    if parsed:
+        return str(parsed[-1].get("reasoning_summary", ""))
+    # a yes/no decided by P(true) alone (answer.boolean_reasoning false): the probability read on each page
+    read = [(p["page"], c["p_true"]) for c in d.get("calls", []) if c.get("p_true") is not None
+            for p in c.get("pages", [])[:1]]
+    return "; ".join(f"page {pg}: P(true) {pt:.2f}" for pg, pt in read)
 
 
 def format_result(res: AskResult) -> str:

@@ -423,6 +423,9 @@ def test_reasoning_viewer_renders_debug_records(make_cfg):
     assert "Joan Poe" in html and "CEO &lt;signs&gt; the letter" in html and "&#10003;" in html
     widget = reasoning_viewer(cfg, ds)
     assert "Joan Poe" in widget.children[1].value
+    # a yes/no page read without reasoning shows the P(true) that decided it
+    d["calls"][0].update(parsed=None, p_true=0.3124, value=True)
+    assert "(P(true) 0.312)</summary>" in render_debug_html(d)
 
 
 @pytest.mark.parametrize("require,expected", [(True, "N/A"), (False, 999_999_000)])

@@ -294,3 +294,8 @@ def test_computed_reason_names_formula_operands_pages_and_result():
     assert _reason({"kind": "number", "value": -1000.0,
                     "interpretation": {"source": "computed", "computed": comp}}).endswith("-> -1000.0.")
     assert _reason({"kind": "boolean", "calls": [{"parsed": {"reasoning_summary": "Page 5 says so."}}]}) == "Page 5 says so."
+    # a yes/no read without reasoning (answer.boolean_reasoning false): P(true) of each page read
+    assert _reason({"kind": "boolean", "calls": [
+        {"parsed": None, "p_true": 0.05, "pages": [{"sha1": "s", "page": 3}]},
+        {"parsed": None, "p_true": 0.312, "pages": [{"sha1": "s", "page": 12}]}]}) == \
+        "page 3: P(true) 0.05; page 12: P(true) 0.31"

@@ -164,8 +164,9 @@ def test_reasoning_text_finds_nested_fields(make_cfg, tmp_path):
     d = cfg.run_dir / "06_answer" / "debug"
     d.mkdir(parents=True)
     (d / "q000.json").write_text(json.dumps({"qid": "q000", "calls": [
-        {"parsed": {"step_by_step_analysis": "1. found revenue on page 3", "relevant_pages": [3]}}],
+        {"parsed": {"step_by_step_analysis": "1. found revenue on page 3", "relevant_pages": [3]}},
+        {"parsed": None, "p_true": 0.31}],  # a yes/no page read without reasoning
         "na_reason": None}))
     txt = reasoning_text(cfg, "q000")
-    assert "found revenue on page 3" in txt and "na_reason" not in txt
+    assert "found revenue on page 3" in txt and "na_reason" not in txt and "p_true: 0.31" in txt
     assert reasoning_text(cfg, "q999") == "(no debug record)"

@@ -122,7 +122,7 @@ class AnswerConfig(_Frozen):
     # Booleans from token log-probabilities (issue 28 item 5; rag.answer.bool_logprob): after each page's
     # answering call, a second call with the same messages whose grammar is {"final_answer": boolean} reads
     # P(true) at the value token (rag.models.logprobs). A local server reuses the prompt it just evaluated, so
-    # it costs a few tokens. boolean_p_true records P in every boolean call; boolean_decision "cot": the
+    # it costs a few tokens (and ~3.5 s of the server's own work on 2 cores, see boolean_reasoning). boolean_p_true records P in every boolean call; boolean_decision "cot": the
     # chain-of-thought answer decides (as before), "logprob": true when P(true) >= boolean_min_p_true. A
     # decision from one logit difference of the prompt moves with the CPU build only near the threshold; a
     # generated chain of reasoning can take another path on another build.
@@ -134,8 +134,13 @@ class AnswerConfig(_Frozen):
     boolean_decision: Literal["cot", "logprob"] = "logprob"
     boolean_min_p_true: float = Field(0.2, ge=0, le=1)
     # With boolean_decision "logprob": False skips the chain-of-thought call, so a page costs one prompt
-    # evaluation and a few tokens (no reasoning in the debug record; a true cites the page it was read on).
-    boolean_reasoning: bool = True
+    # evaluation and a few tokens (no reasoning in the debug record: P(true) per page instead; a true cites
+    # the page it was read on). The decision call has the reasoning call's messages, so its P(true) is the
+    # same with or without it: default False, measured with empty caches on the 33 erc2-dev + erc2-val
+    # booleans, 0 answers and 0 references changed (|P| moved at most 0.018 by the server's prompt reuse),
+    # 06 on the 40 dev + extra questions 36 -> 23.6 s/question with rag.models.llama_logits (RESULTS.md,
+    # issue 28). True: each page's reasoning is recorded again (widgets, `rag ask`'s "Why:").
+    boolean_reasoning: bool = False
     boolean_top_logprobs: int = Field(10, ge=2, le=20)  # alternatives per token asked of the server
     boolean_decision_max_tokens: int = Field(24, ge=8)  # '{"final_answer": true}' is ~7 tokens
     # Number questions asking for a ratio, margin, growth or average that reports do not print ("days payable

@@ -20,7 +20,7 @@ from ..core.labels import append_label, labels_path, latest_labels
 from ..label import format_value, label_state, parse_pages, parse_value  # noqa: F401 - tests use them here
 from .page_viewer import render_page_png
 
-REASONING_KEYS = ("step_by_step_analysis", "reasoning_summary", "reasoning", "final_answer", "na_reason")
+REASONING_KEYS = ("step_by_step_analysis", "reasoning_summary", "reasoning", "final_answer", "p_true", "na_reason")
 REASONING_DEPTH = 6  # how deep reasoning fields are searched in a debug record
 PAGE_TEXT_CHARS = 6000  # page text shown under a page image
 
