@@ -59,7 +59,8 @@ def run_variant(cfg, texts, question: str, patched: bool) -> list[dict]:
     cot = {"type": "json_object", "schema": SCHEMAS["boolean"].model_json_schema()}
     lp = dict(logprobs=True, top_logprobs=cfg.answer.boolean_top_logprobs)
     m.create_chat_completion(build_messages("boolean", format_context(["Warm-up page."]), question,
-                                            prompts_dir(cfg)), response_format=fmt, temperature=0, max_tokens=24, **lp)
+                                            prompts_dir(cfg)), response_format=fmt, temperature=0,
+                             max_tokens=cfg.answer.boolean_decision_max_tokens, **lp)
     rows = []
     for mode in ("decision", "reasoning+decision"):
         for sha1, page, text in texts:

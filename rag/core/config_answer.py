@@ -122,7 +122,8 @@ class AnswerConfig(_Frozen):
     # Booleans from token log-probabilities (issue 28 item 5; rag.answer.bool_logprob): after each page's
     # answering call, a second call with the same messages whose grammar is {"final_answer": boolean} reads
     # P(true) at the value token (rag.models.logprobs). A local server reuses the prompt it just evaluated, so
-    # it costs a few tokens (and ~3.5 s of the server's own work on 2 cores, see boolean_reasoning). boolean_p_true records P in every boolean call; boolean_decision "cot": the
+    # it costs a few tokens (and ~3.5 s of the server's own work on 2 cores, see boolean_reasoning).
+    # boolean_p_true records P in every boolean call; boolean_decision "cot": the
     # chain-of-thought answer decides (as before), "logprob": true when P(true) >= boolean_min_p_true. A
     # decision from one logit difference of the prompt moves with the CPU build only near the threshold; a
     # generated chain of reasoning can take another path on another build.

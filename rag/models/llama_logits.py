@@ -14,15 +14,14 @@ Contract:
     ``scores`` (what ``logits_all=False`` computes, kept where the completion code reads it), except while
     a ``create_completion`` call has ``echo`` and ``logprobs`` (prompt log-probabilities): then every row
     is computed as before;
-  * ``logits_to_logprobs`` of a 2-D matrix returns :class:`LazyRows`: the same numbers, each row computed
-    when read (the caller slices off the prompt rows first); 1-D input goes to the original.
+  * ``logits_to_logprobs`` of a 2-D matrix returns :class:`LazyRows`: each row handed to the original
+    function when read (the caller slices off the prompt rows first), so the numbers are the original's;
+    1-D input goes to the original directly.
   Sampling is unchanged (llama.cpp samples from the context's last logits either way), so answers and
   log-probabilities are those of the unpatched server (tests/test_llama_logits.py compares them).
   Returns False and changes nothing when llama_cpp is absent or its version is not one this was checked
   against (``CHECKED``): the server then computes as before, only slower. Idempotent; ``uninstall()``
   restores the originals.
-- ``log_softmax(row)``: llama-cpp-python's arithmetic for one row (float32, max-subtracted, a non-finite max
-  taken as 0), so the values are bit-identical to the original's.
 
 Used by ``rag.models._serve`` in the llama.cpp server process only.
 """
@@ -39,31 +38,23 @@ import numpy as np
 CHECKED = ("0.3.36",)
 
 
-def log_softmax(row: np.ndarray) -> np.ndarray:
-    """log-softmax of one row of logits, computed as llama-cpp-python does (float32)."""
-    m = np.amax(row, keepdims=True)
-    m[~np.isfinite(m)] = 0
-    shifted = np.subtract(row, m, dtype=np.single)
-    with np.errstate(divide="ignore"):
-        return shifted - np.log(np.sum(np.exp(shifted), keepdims=True))
-
-
 class LazyRows:
-    """Rows of a 2-D logits matrix turned into log-probabilities when read (a view, no copy)."""
+    """Rows of a 2-D logits matrix turned into log-probabilities by ``row_logprobs`` when read (a view, no copy)."""
 
-    def __init__(self, logits: np.ndarray):
+    def __init__(self, logits: np.ndarray, row_logprobs):
         self._logits = logits
+        self._row_logprobs = row_logprobs
 
     def __len__(self) -> int:
         return len(self._logits)
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
-            return LazyRows(self._logits[i])
-        return log_softmax(self._logits[i])
+            return LazyRows(self._logits[i], self._row_logprobs)
+        return self._row_logprobs(self._logits[i])
 
     def __iter__(self):
-        return (log_softmax(r) for r in self._logits)
+        return (self._row_logprobs(r) for r in self._logits)
 
 
 def _eval_last_logits(self, tokens) -> None:
@@ -91,9 +82,10 @@ def _create_completion(self, *args, **kwargs):
 
 
 def _logits_to_logprobs(logits, axis: int = -1):
+    original = _ORIGINAL["logits_to_logprobs"]
     if isinstance(logits, np.ndarray) and logits.ndim == 2 and axis in (-1, 1):
-        return LazyRows(logits)
-    return _ORIGINAL["logits_to_logprobs"](logits, axis=axis)
+        return LazyRows(logits, original)  # a row is 1-D: the original's own arithmetic, row by row
+    return original(logits, axis=axis)
 
 
 _ORIGINAL: dict[str, Any] = {}

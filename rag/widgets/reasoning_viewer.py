@@ -31,11 +31,11 @@ def _calls_html(calls: list[dict[str, Any]]) -> str:
     for i, c in enumerate(calls, 1):
         parsed = c.get("parsed") or {}
         pages = ", ".join(f"{p['page']}" for p in c.get("pages", []))
+        p_true = f" (P(true) {c['p_true']:.3f})" if c.get("p_true") is not None else ""
         out.append(
             f"<details{' open' if i == 1 else ''}><summary>call {i} ({_e(c.get('kind', ''))}, pages {pages}, "
             f"{c.get('seconds', '')} s, prompt {_e(c.get('prompt_version', ''))}"
-            f"{', repaired' if c.get('repaired') else ''}) &rarr; <b>{_e(c.get('value', ''))}</b>"
-            + (f" (P(true) {c['p_true']:.3f})" if c.get("p_true") is not None else "") + "</summary>"
+            f"{', repaired' if c.get('repaired') else ''}) &rarr; <b>{_e(c.get('value', ''))}</b>{p_true}</summary>"
             f"<p><i>step by step:</i> {_e(parsed.get('step_by_step_analysis', ''))}</p>"
             f"<p><i>summary:</i> {_e(parsed.get('reasoning_summary', ''))}</p>"
             f"<p><i>cited labels:</i> {_e(c.get('cited_labels', []))} "
