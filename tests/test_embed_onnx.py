@@ -137,7 +137,8 @@ def test_runtime_needs_the_local_backend(make_cfg):
 def test_stage04_with_the_onnx_runtime(make_cfg, tmp_path):
     """run_index with embed.runtime=onnx: retrieval finds the page, the meta names the runtime, and a torch
     config refuses the onnx index (vectors of different runtimes never mix)."""
-    cfg = make_cfg(overrides={"chunk.sizes": [120], "embed.runtime": "onnx"})
+    stored = {"index.chunk_vectors": "stored", "retrieve.dense_pool": 0}  # 04 embeds every chunk
+    cfg = make_cfg(overrides={"chunk.sizes": [120], "embed.runtime": "onnx", **stored})
     ds = setup(cfg, tmp_path, [make_report(A, "Acme", known_page=4, pages=4)])
     run_chunk(cfg, ds, progress=False)
     df = run_index(cfg, ds, progress=False)
@@ -146,7 +147,7 @@ def test_stage04_with_the_onnx_runtime(make_cfg, tmp_path):
     assert ix.meta["embed"]["runtime"] == "onnx"
     hits = ix.dense(embed_query(cfg, "How many megawatts did the Zephyr turbines add in Patagonia?"), 3)
     assert ix.chunks[hits[0][0]].page == 4
-    torch_cfg = make_cfg(overrides={"chunk.sizes": [120]})
+    torch_cfg = make_cfg(overrides={"chunk.sizes": [120], **stored})
     with pytest.raises(IndexMismatch):
         load_report_index(torch_cfg, A, 120)
 

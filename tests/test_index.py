@@ -23,7 +23,7 @@ class CountingEmbedder(HashEmbedder):
         super().__init__(**kw)
         self.seen: list[str] = []
 
-    def embed(self, texts):
+    def embed(self, texts, each=False):
         self.seen.extend(texts)
         return super().embed(texts)
 
@@ -56,6 +56,8 @@ def setup(cfg, tmp_path: Path, reps: list[CleanReport]) -> Dataset:
 
 
 A, B = "a" * 40, "b" * 40
+# Every chunk embedded by 04 (the gpu / openai presets); the offline default embeds a BM25 pool on demand in 05.
+STORED = {"index.chunk_vectors": "stored", "retrieve.dense_pool": 0}
 
 
 def test_bm25_tokens_keep_numbers_drop_stopwords():
@@ -89,7 +91,7 @@ def test_rrf_fuses_by_rank():
 def test_round_trip_hash_embedder_and_bm25(make_cfg, tmp_path, monkeypatch):
     emb = CountingEmbedder(dim=128)
     monkeypatch.setattr(rix, "get_embedder", lambda cfg: emb)
-    cfg = make_cfg(overrides={"chunk.sizes": [60, 300], "retrieve.chunk_size": 60})
+    cfg = make_cfg(overrides={"chunk.sizes": [60, 300], "retrieve.chunk_size": 60, **STORED})
     ds = setup(cfg, tmp_path, [make_report(A, "Acme", known_page=3), make_report(B, "Beta", known_page=2)])
     run_chunk(cfg, ds, progress=False)
     df = run_index(cfg, ds, progress=False)
@@ -111,11 +113,11 @@ def test_round_trip_hash_embedder_and_bm25(make_cfg, tmp_path, monkeypatch):
 
 def test_model_mismatch_is_a_clear_error(make_cfg, tmp_path, monkeypatch):
     monkeypatch.setattr(rix, "get_embedder", lambda cfg: HashEmbedder(dim=64, model_name=cfg.embed.model))
-    cfg = make_cfg(overrides={"embed.model": "model-one"})
+    cfg = make_cfg(overrides={"embed.model": "model-one", **STORED})
     ds = setup(cfg, tmp_path, [make_report(A, "Acme", known_page=1)])
     run_chunk(cfg, ds, progress=False)
     run_index(cfg, ds, progress=False)
-    other = make_cfg(overrides={"embed.model": "model-two"})
+    other = make_cfg(overrides={"embed.model": "model-two", **STORED})
     with pytest.raises(IndexMismatch, match="model-one.*model-two"):
         load_report_index(other, A)
     ix = load_report_index(cfg, A)
@@ -126,7 +128,7 @@ def test_model_mismatch_is_a_clear_error(make_cfg, tmp_path, monkeypatch):
 def test_adding_a_report_embeds_only_that_report(make_cfg, tmp_path, monkeypatch):
     emb = CountingEmbedder(dim=64)
     monkeypatch.setattr(rix, "get_embedder", lambda cfg: emb)
-    cfg = make_cfg()
+    cfg = make_cfg(overrides=STORED)
     a, b = make_report(A, "Acme", known_page=1), make_report(B, "Beta", known_page=2)
     ds1 = setup(cfg, tmp_path, [a])
     run_chunk(cfg, ds1, progress=False)
@@ -155,7 +157,7 @@ def test_missing_index_names_the_stage(make_cfg, tmp_path, monkeypatch):
 
 def test_round_trip_real_minilm(make_cfg, tmp_path):
     """Dense retrieval with the real offline MiniLM embedder on a tiny corpus."""
-    cfg = make_cfg(overrides={"chunk.sizes": [120]})
+    cfg = make_cfg(overrides={"chunk.sizes": [120], **STORED})
     ds = setup(cfg, tmp_path, [make_report(A, "Acme", known_page=4, pages=4)])
     run_chunk(cfg, ds, progress=False)
     df = run_index(cfg, ds, progress=False)
@@ -178,7 +180,7 @@ def test_real_chain_on_demo_corpus(demo_dir, make_cfg):
     ds = load_dataset(demo_dir)
     rep = ds.reports[0]
     ds = ds.model_copy(update={"reports": (rep,)})
-    cfg = make_cfg(data_dir=demo_dir)
+    cfg = make_cfg(data_dir=demo_dir, overrides=STORED)
     run_parse(cfg, ds, progress=False)
     run_clean(cfg, ds, progress=False)
     run_chunk(cfg, ds, progress=False)
@@ -199,10 +201,90 @@ def test_real_chain_on_demo_corpus(demo_dir, make_cfg):
     assert dense_first >= 0.75 * len(sents)
 
 
-def test_default_stemmer_keeps_the_index_key_from_before_the_index_section(make_cfg):
+def test_index_signature_counts_the_stemmer_only_when_set(make_cfg):
     from rag.core import deps
 
     plain = make_cfg()
-    assert "index" not in deps.config_signature(plain, "04_index")
+    assert deps.config_signature(plain, "04_index")["index"] == {"chunk_vectors": "on_demand"}
     stem = make_cfg(overrides={"index.bm25_stemmer": "english"})
-    assert deps.config_signature(stem, "04_index")["index"] == {"bm25_stemmer": "english"}
+    assert deps.config_signature(stem, "04_index")["index"] == {"bm25_stemmer": "english", "chunk_vectors": "on_demand"}
+    # Stored vectors (how every index was built before the field existed) keep the key from before it.
+    assert "index" not in deps.config_signature(make_cfg(overrides=STORED), "04_index")
+    assert "dense_pool" not in deps.config_signature(make_cfg(overrides=STORED), "05_retrieve")["retrieve"]
+    assert deps.config_signature(make_cfg(), "05_retrieve")["retrieve"]["dense_pool"] == 100
+
+
+def test_on_demand_index_embeds_nothing_and_ranks_a_pool(make_cfg, tmp_path, monkeypatch):
+    """index.chunk_vectors=on_demand (the offline default): 04 writes BM25 and an empty FAISS index without
+    one embedding; dense search over it needs the pool's vectors, which are the ones a stored index holds."""
+    emb = CountingEmbedder(dim=64)
+    monkeypatch.setattr(rix, "get_embedder", lambda cfg: emb)
+    cfg = make_cfg(run="lazy")
+    ds = setup(cfg, tmp_path, [make_report(A, "Acme", known_page=3)])
+    run_chunk(cfg, ds, progress=False)
+    df = run_index(cfg, ds, progress=False)
+    assert emb.seen == [] and (df["dim"] == 64).all()
+    man = json.loads((cfg.run_dir / "04_index" / "manifest.json").read_text())
+    assert man["chunk_vectors"] == "on_demand" and man["usage"]["embedding_tokens"] == 0
+    ix = load_report_index(cfg, A)
+    assert not ix.has_vectors and ix.faiss_index.ntotal == 0 and ix.meta["vectors"] is False
+    q = embed_query(cfg, KNOWN)
+    with pytest.raises(IndexMismatch, match="on_demand.*dense_pool"):
+        ix.dense(q, 3)
+    with pytest.raises(IndexMismatch, match="embed_chunks"):
+        ix.dense_among(q, [0, 1], 3)
+    pool = [i for i, _ in ix.bm25("Zephyr turbine Patagonia board", 10)]
+    lazy = ix.dense_among(q, pool, 3, lambda texts: rix.embed_passages(cfg, texts))
+    assert ix.chunks[lazy[0][0]].page == 3
+
+    stored = make_cfg(run="stored", overrides=STORED)
+    setup(stored, tmp_path, [make_report(A, "Acme", known_page=3)])
+    run_chunk(stored, ds, progress=False)
+    run_index(stored, ds, progress=False)
+    full = load_report_index(stored, A)
+    assert full.has_vectors and full.faiss_index.ntotal == len(full.chunks)
+    got = full.dense_among(q, pool, 3)
+    assert [i for i, _ in got] == [i for i, _ in lazy] and [s for _, s in got] == pytest.approx([s for _, s in lazy])
+
+
+def test_on_demand_retrieval_equals_a_stored_index_with_the_same_pool(make_cfg, tmp_path):
+    """Real MiniLM: 05's pages from an on_demand index (pool embedded on demand) = from a stored index."""
+    from rag.retrieve import clear_caches, retrieve_pages
+
+    pages = {}
+    for run, extra in (("lazy", {}), ("stored", {"index.chunk_vectors": "stored"})):
+        cfg = make_cfg(run=run, overrides={"chunk.sizes": [120], "retrieve.chunk_size": 120,
+                                           "retrieve.dense_pool": 4, **extra})
+        ds = setup(cfg, tmp_path, [make_report(A, "Acme", known_page=4, pages=4)])
+        run_chunk(cfg, ds, progress=False)
+        run_index(cfg, ds, progress=False)
+        clear_caches()
+        found = retrieve_pages(cfg, "How many megawatts did the Zephyr turbines add in Patagonia?", A)
+        pages[run] = [(p.page, round(p.scores["dense"], 5), round(p.scores["final"], 5)) for p in found]
+    assert pages["lazy"] == pages["stored"] and pages["lazy"][0][0] == 4
+
+
+def test_on_demand_needs_a_pool_unless_bm25(make_cfg):
+    from rag.core.config import ConfigError
+
+    with pytest.raises(ConfigError, match="chunk_vectors='on_demand'.*dense_pool > 0"):
+        make_cfg(overrides={"retrieve.dense_pool": 0})
+    assert make_cfg(overrides={"retrieve.dense_pool": 0, "retrieve.mode": "bm25"}).retrieve.dense_pool == 0
+
+
+def test_a_pool_chunk_vector_depends_on_its_text_alone(make_cfg):
+    """Real MiniLM, embed(each=True) (what 05 uses for on-demand pools): a text's vector is bit-identical
+    whether asked alone or beside longer texts (no padding), so 05's records do not depend on which questions
+    embedded a chunk first (local threads vs Ray workers); batched vectors are cached apart."""
+    from rag.models import get_embedder
+
+    short, long = "Revenue grew by 4% to 406 million dollars.", " ".join(FILLER) * 2
+    emb = get_embedder(make_cfg(overrides={"embed.cache": False}))
+    alone = emb.embed([short], each=True)[0]
+    assert (emb.embed([long, short, long + " again"], each=True)[1] == alone).all()
+    cached = get_embedder(make_cfg(run="c"))
+    cached.embed([short])  # batched, cached under its own key
+    before = cached.meter.snapshot()["requests"]
+    again = cached.embed([short], each=True)[0]
+    assert cached.meter.snapshot()["requests"] == before + 1 and (again == alone).all()
+    assert cached.meter.snapshot()["requests"] == before + 1 and (cached.embed([short], each=True)[0] == alone).all()

@@ -66,10 +66,11 @@ def test_lexicon_finds_the_page_the_question_words_miss(make_cfg):
 
 def test_lexicon_dense_adds_one_dense_query(make_cfg):
     idx = WordIndex(CHUNKS)
-    retrieve_pages(_cfg(make_cfg, **{"retrieve.mode": "dense", "retrieve.lexicon_dense": False}), QUESTION, SHA,
+    whole = {"retrieve.mode": "dense", "retrieve.dense_pool": 0, "index.chunk_vectors": "stored"}  # counts dense()
+    retrieve_pages(_cfg(make_cfg, **whole, **{"retrieve.lexicon_dense": False}), QUESTION, SHA,
                    index=idx, texts=TEXTS, embed=_embed)
     assert idx.dense_calls == 1
-    retrieve_pages(_cfg(make_cfg, **{"retrieve.mode": "dense"}), QUESTION, SHA, index=idx, texts=TEXTS, embed=_embed)
+    retrieve_pages(_cfg(make_cfg, **whole), QUESTION, SHA, index=idx, texts=TEXTS, embed=_embed)
     assert idx.dense_calls == 3  # the question, then the question + its lexicon terms
 
 

@@ -152,17 +152,21 @@ def test_long_text_mean_is_normalized_and_differs_from_truncate(make_cfg):
 def test_defaults_keep_the_old_index_key_and_meta(make_cfg):
     from rag.index import CODE_VERSION, embed_config, index_key
 
-    cfg = make_cfg()
+    # Every chunk vector stored (how every index was built before index.chunk_vectors existed): its key is as
+    # before; the offline default (vectors on demand) adds the index section.
+    cfg = make_cfg(overrides={"index.chunk_vectors": "stored", "retrieve.dense_pool": 0})
+    assert deps.config_signature(make_cfg(), "04_index")["index"] == {"chunk_vectors": "on_demand"}
     # The embed section as index keys and metas hashed it before hub/base_url/long_text existed.
     old_section = {"backend": "local", "model": "all-MiniLM-L6-v2", "batch_size": 64, "max_input_tokens": 256,
                    "api_key_env": "OPENAI_API_KEY", "cache": True}
     assert deps.config_signature(cfg, "04_index") == {"embed": old_section}
     assert index_key(cfg, "k03") == hash_key("k03", {"embed": old_section}, CODE_VERSION)
     assert embed_config(cfg) == {"backend": "local", "model": "all-MiniLM-L6-v2", "max_input_tokens": 256}
-    mean = make_cfg(overrides={"embed.long_text": "mean"})
+    mean = make_cfg(overrides={"embed.long_text": "mean", "index.chunk_vectors": "stored", "retrieve.dense_pool": 0})
     assert index_key(mean, "k03") != index_key(cfg, "k03")
     assert embed_config(mean)["long_text"] == "mean" and embed_config(mean)["long_text_overlap"] == 32
-    assert index_key(make_cfg(overrides={"embed.hub": True}), "k03") != index_key(cfg, "k03")
+    assert index_key(make_cfg(overrides={"embed.hub": True, "index.chunk_vectors": "stored", "retrieve.dense_pool": 0}),
+                     "k03") != index_key(cfg, "k03")
     # Where an embedding server runs is not part of any key (the model name says what it computes).
     a = make_cfg(overrides={"embed.backend": "openai", "embed.base_url": "http://127.0.0.1:1/v1"})
     b = make_cfg(overrides={"embed.backend": "openai", "embed.base_url": "http://127.0.0.1:2/v1"})

@@ -107,10 +107,14 @@ def alive(pid: int) -> bool:
         return False
 
 
+# The probes interrupt 04 while it embeds (~15 s an item here): every chunk vector stored by 04, not on demand.
+STORED = {"index.chunk_vectors": "stored", "retrieve.dense_pool": 0}
+
+
 def pipeline_args(data: Path, out: Path, run: str, *extra: str, direct: bool = True, cache: str = "cache") -> list[str]:
     return ["rag.pipeline", "--preset", "test", "--data", str(data), "--run", run,
             *(["--direct"] if direct else []), "--set", f"outputs_dir={out}", "--set", f"cache_dir={out / cache}",
-            *extra]
+            *(a for k, v in STORED.items() for a in ("--set", f"{k}={v}")), *extra]
 
 
 def stage_bytes(run_dir: Path, stage: str) -> dict[str, bytes]:
@@ -479,7 +483,7 @@ def test_unrouted_and_ambiguous_questions_are_na_with_the_reason_and_listed_at_t
         {"text": "Did Globex Corporation announce a share buyback plan?", "kind": "boolean"},
         {"text": "Did Aurelia Pharma AG and Kitsune Robotics Ltd announce a merger?", "kind": "boolean"}]))
     cfg = load_config("test", data_dir=str(mine), run="routing", outputs_dir=str(tmp_path / "out"),
-                      cache_dir=str(tmp_path / "cache"), overrides={"rerank.mode": "none"})  # 05 without the model
+                      cache_dir=str(tmp_path / "cache"), overrides={"rerank.mode": "none", **STORED})  # 05 without the model
     for st in (*INDEXED, "04_index"):
         link_stage(base, cfg.run_dir, st)
     ds = load_dataset(mine)

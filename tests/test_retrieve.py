@@ -39,6 +39,13 @@ class FakeIndex:
         s = self.vecs @ qvec
         return [(int(i), float(s[i])) for i in np.argsort(-s, kind="stable")[:k]]
 
+    def dense_among(self, qvec, ids, k, embed_chunks=None):
+        """Like ReportIndex.dense_among for an index without vectors: ``embed_chunks`` embeds the pool."""
+        self.pooled = list(ids)
+        vecs = embed_chunks([self.chunks[i].text for i in ids]) if ids else np.zeros((0, len(qvec)))
+        s = vecs @ qvec
+        return [(ids[j], float(s[j])) for j in np.argsort(-s, kind="stable")[:k]]
+
     def bm25(self, query, k):
         self.bm25_queries.append(query)
         qw = set(re.findall(r"\w+", query.lower()))
@@ -65,6 +72,10 @@ def _embed(t):
     return HashEmbedder().embed([t])[0]
 
 
+def _embed_chunks(texts):
+    return HashEmbedder().embed(texts)
+
+
 def test_rrf_by_hand():
     fused = rrf([[1, 2, 3], [3, 1]], k=60)
     assert fused[1] == pytest.approx(1 / 61 + 1 / 62)
@@ -76,7 +87,7 @@ def test_rrf_by_hand():
 def test_modes_find_the_cash_flow_page(make_cfg, mode):
     cfg = _cfg(make_cfg, **{"retrieve.mode": mode})
     pages = retrieve_pages(cfg, "net cash from operating activities cash flows", SHA, index=FakeIndex(CHUNKS),
-                           texts=TEXTS, embed=_embed)
+                           texts=TEXTS, embed=_embed, embed_chunks=_embed_chunks)
     assert pages[0].page == 2 and pages[0].scores["retrieval"] == 1.0
     assert pages[0].text == TEXTS[2]  # the full clean page, not the chunk
     assert len({p.page for p in pages}) == len(pages)  # parent pages deduplicated
@@ -103,9 +114,29 @@ def test_page_aggregation_by_hand(make_cfg):
     assert [p.page for p in lift_to_pages(cfg, CHUNKS, found, TEXTS)] == [1]
 
 
+def test_dense_pool_ranks_only_the_bm25_chunks(make_cfg):
+    """dense_pool N: dense ranks the N best BM25 chunks, embedded through embed_chunks; 0: every chunk."""
+    idx = FakeIndex(CHUNKS)
+    embedded = []
+
+    def embed_chunks(texts):
+        embedded.extend(texts)
+        return HashEmbedder().embed(texts)
+
+    # "dividend": BM25 (word overlap) finds chunk 4 only; dense over all chunks ranks every chunk.
+    pooled = search_chunks(_cfg(make_cfg, **{"retrieve.dense_pool": 2}), idx, ["dividend per share"], "dividend",
+                           _embed, embed_chunks)
+    assert idx.pooled == [4] and set(pooled["dense"]) == {4} and pooled["pool"] == {4: 1.0}
+    assert embedded == [CHUNKS[4].text]
+    full = search_chunks(_cfg(make_cfg, **{"retrieve.dense_pool": 0, "index.chunk_vectors": "stored"}), idx,
+                         ["dividend per share"], "dividend", _embed)
+    assert set(full["dense"]) == set(range(len(CHUNKS))) and "pool" not in full
+    assert full["dense"][4] == pytest.approx(pooled["dense"][4])
+
+
 def test_top_k_chunks_limits_search(make_cfg):
     cfg = _cfg(make_cfg, **{"retrieve.mode": "dense", "retrieve.top_k_chunks": 2})
-    found = search_chunks(cfg, FakeIndex(CHUNKS), ["cash flows"], "cash flows", _embed)
+    found = search_chunks(cfg, FakeIndex(CHUNKS), ["cash flows"], "cash flows", _embed, _embed_chunks)
     assert len(found["chunk"]) == 2
 
 
@@ -186,7 +217,7 @@ def test_query_expansion(make_cfg):
     idx = FakeIndex(CHUNKS)
     usage = []
     pages = retrieve_pages(cfg, "What did shareholders get?", SHA, index=idx, texts=TEXTS, embed=_embed,
-                           llm=llm, usage=usage)
+                           embed_chunks=_embed_chunks, llm=llm, usage=usage)
     assert "dividend payout" in idx.bm25_queries[0] and "extra" not in idx.bm25_queries[0]
     assert pages[0].page == 4 and usage and usage[0].requests == 1
 
@@ -243,6 +274,7 @@ def _fake_upstream(cfg, ds, monkeypatch, llm):
 
     fake_index = types.SimpleNamespace(load_report_index=lambda cfg, sha1, size=None: idx[sha1],
                                        embed_query=lambda cfg, text: _embed(text), STAGE="04_index",
+                                       embed_passages=lambda cfg, texts: HashEmbedder().embed(texts),
                                        item_state=lambda cfg, sha1, size: ItemState("done", f"k-{sha1}", ""),
                                        index_files=lambda cfg, sha1, size: ())
     monkeypatch.setitem(sys.modules, "rag.index", fake_index)
@@ -273,6 +305,9 @@ def test_run_retrieve_with_fakes(make_cfg, tmp_path, monkeypatch):
     assert none["routed"] == [] and none["candidates"] == {}
     manifest = json.loads((cfg.run_dir / "05_retrieve" / "manifest.json").read_text())
     assert manifest["tokens"]["prompt_tokens"] > 0
+    pooled = sum(s["dense_pool_tokens"] for q in ("q000", "q002")
+                 for s in json.loads((cfg.run_dir / "05_retrieve" / f"{q}.json").read_text())["search"].values())
+    assert pooled > 0 and manifest["usage"]["embedding_tokens"] == pooled  # the pools dense search ranked
     n_calls = len(llm.calls)
     again = run_retrieve(cfg, ds, progress=False)  # everything current: skipped, no LLM calls
     assert again.skipped.all() and len(llm.calls) == n_calls

@@ -23,7 +23,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 PRESETS_DIR = Path(__file__).parent.parent / "presets"  # rag/presets
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -74,6 +74,14 @@ class RunConfig(_Frozen):
     llm: LLMConfig = LLMConfig()
     answer: AnswerConfig = AnswerConfig()
     execution: ExecutionConfig = ExecutionConfig()
+
+    @model_validator(mode="after")
+    def _dense_needs_vectors(self) -> "RunConfig":
+        if self.index.chunk_vectors == "on_demand" and self.retrieve.mode != "bm25" and self.retrieve.dense_pool == 0:
+            raise ValueError(f"index.chunk_vectors='on_demand' stores no chunk vectors, so retrieve.mode="
+                             f"{self.retrieve.mode!r} must rank a pool of BM25 chunks: set retrieve.dense_pool > 0 "
+                             f"(or index.chunk_vectors='stored', or retrieve.mode='bm25')")
+        return self
 
     def path(self, field: str) -> Path:
         """Resolve a path field (``data_dir``, ``outputs_dir``…) against the project root."""
@@ -189,6 +197,8 @@ def _problems(e: ValidationError) -> list[str]:
         loc = ".".join(str(x) for x in err["loc"])
         if err["type"] == "extra_forbidden":
             problems.append(f"unknown key {loc!r}")
+        elif not err["loc"]:  # a rule across sections (RunConfig's validators): its message says it all
+            problems.append(err["msg"].removeprefix("Value error, "))
         else:
             problems.append(f"bad value for {loc!r}: {err['msg']} (got {err.get('input')!r})")
     return problems

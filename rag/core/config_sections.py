@@ -122,6 +122,13 @@ class IndexConfig(_Frozen):
     # finds "acquisition"); "none" keeps the words as printed. The index records what it was built with
     # and queries use the same.
     bm25_stemmer: Literal["none", "english"] = "none"
+    # "stored": stage 04 embeds every chunk into the report's FAISS index. "on_demand": 04 builds BM25 only
+    # (its FAISS file holds no vectors) and stage 05 embeds just the retrieve.dense_pool BM25 chunks a
+    # question reaches (through the embedder's disk cache, so a chunk is embedded once): embedding was 49% of a
+    # 2-core round (RESULTS.md, issue 29). Needs retrieve.dense_pool > 0 unless retrieve.mode is "bm25".
+    # Offline default on_demand (erc2-dev + extra round, 2 cores: RESULTS.md "Chunk vectors on demand");
+    # the gpu and openai presets store every vector (a GPU embeds 1,399 chunks/s).
+    chunk_vectors: Literal["stored", "on_demand"] = "on_demand"
 
 
 class RetrieveConfig(_Frozen):
@@ -132,6 +139,9 @@ class RetrieveConfig(_Frozen):
     top_k_chunks: int = Field(60, ge=1)
     # Reciprocal rank fusion constant (score = sum 1 / (rrf_k + rank), rank 1-based).
     rrf_k: int = Field(60, ge=1)
+    # Dense search ranks only the dense_pool best BM25 chunks of the BM25 query (0: every chunk of the report).
+    # erc2-val, hybrid: 0 -> 100 moved hit@1/5/10 0.538/0.837/0.928 -> 0.558/0.857/0.935 (RESULTS.md).
+    dense_pool: int = Field(100, ge=0)
     # How a page's retrieval score is made from its chunks' scores.
     page_score: Literal["max", "sum", "rrf_sum"] = "max"
     # Pages handed on to reranking / answering.

@@ -40,6 +40,8 @@ RUN_INPUTS = ("data_dir", "seed", "models_dir")
 #   ADDED            added after runs were made: out while at its default (the value that reproduces the
 #                    behaviour from before it existed, so existing outputs stay current); set, it counts
 #   ("unused_when", other, value)  changes nothing while field ``other`` of its section has ``value``: out then
+#   ("added_as", v)  added after runs were made, its default later changed: out while it is v (the value that
+#                    reproduces the behaviour from before it existed), so runs made then stay current at v
 # A change to what a stage computes that no field records moves that stage's CODE_VERSION instead.
 SPEED, AXIS, ADDED = "speed", "axis", "added"
 KEY_RULES: dict[str, dict[str, Any]] = {
@@ -56,7 +58,9 @@ KEY_RULES: dict[str, dict[str, Any]] = {
     "embed": {"base_url": SPEED, "threads": SPEED,
               **dict.fromkeys(("hub", "long_text", "query_prefix", "passage_prefix", "runtime"), ADDED),
               "long_text_overlap": ("unused_when", "long_text", "truncate")},
-    "index": {"bm25_stemmer": ADDED},
+    # Chunk vectors on demand and the dense pool (issue 29): stored / 0 is how every run was made before them.
+    "index": {"bm25_stemmer": ADDED, "chunk_vectors": ("added_as", "stored")},
+    "retrieve": {"dense_pool": ("added_as", 0)},
     # Computed figures (issue 31): off reproduces the answers from before; its knobs count only when on.
     "answer": {"computed_figures": ADDED,
                **{f: ("unused_when", "computed_figures", False)
@@ -73,12 +77,18 @@ def _rule_fields(kind: str) -> dict[str, tuple[str, ...]]:
 EXECUTION_ONLY = _rule_fields(SPEED)
 ITEM_AXES = _rule_fields(AXIS)
 OMIT_WHEN_DEFAULT = _rule_fields(ADDED)
-PINNED: dict[str, dict[str, Any]] = {sec: {f: r[1] for f, r in rules.items() if isinstance(r, tuple) and r[0] == "pinned"}
-                                     for sec, rules in KEY_RULES.items()
-                                     if any(isinstance(r, tuple) and r[0] == "pinned" for r in rules.values())}
-UNUSED_WHEN: dict[str, dict[str, tuple[str, Any]]] = {
-    sec: {f: (r[1], r[2]) for f, r in rules.items() if isinstance(r, tuple) and r[0] == "unused_when"}
-    for sec, rules in KEY_RULES.items() if any(isinstance(r, tuple) and r[0] == "unused_when" for r in rules.values())}
+
+
+def _tuple_rules(kind: str) -> dict[str, dict[str, tuple]]:
+    """``{section: {field: the rule's arguments}}`` of the rules written ``(kind, *arguments)``."""
+    return {sec: {f: r[1:] for f, r in rules.items() if isinstance(r, tuple) and r[0] == kind}
+            for sec, rules in KEY_RULES.items() if any(isinstance(r, tuple) and r[0] == kind for r in rules.values())}
+
+
+PINNED: dict[str, dict[str, Any]] = {sec: {f: a[0] for f, a in d.items()} for sec, d in _tuple_rules("pinned").items()}
+ADDED_AS: dict[str, dict[str, Any]] = {sec: {f: a[0] for f, a in d.items()}
+                                       for sec, d in _tuple_rules("added_as").items()}
+UNUSED_WHEN: dict[str, dict[str, tuple[str, Any]]] = _tuple_rules("unused_when")  # {field: (other, value)}
 
 # 07 re-scores every time (cheap, and it reads this run's own submission): never shared (registry: shared).
 NEVER_SHARED = tuple(s for s in PIPELINE if not STAGES[s].shared)
@@ -109,13 +119,14 @@ def sections(cfg, stage: str) -> tuple[str, ...]:
 
 def omitted_fields(cfg, name: str) -> tuple[str, ...]:
     """Fields of section ``name`` left out of keys under ``cfg``: those of :data:`OMIT_WHEN_DEFAULT` at their
-    default and those of :data:`UNUSED_WHEN` whose condition holds."""
+    default, those of :data:`UNUSED_WHEN` whose condition holds and those of :data:`ADDED_AS` at their value."""
     section = getattr(cfg, name, None)
     if section is None:
         return ()
     fields = type(section).model_fields
     out = [k for k in OMIT_WHEN_DEFAULT.get(name, ()) if k in fields and getattr(section, k) == fields[k].default]
     out += [k for k, (other, value) in UNUSED_WHEN.get(name, {}).items() if getattr(section, other, None) == value]
+    out += [k for k, value in ADDED_AS.get(name, {}).items() if getattr(section, k, None) == value]
     return tuple(out)
 
 
@@ -135,7 +146,7 @@ def config_signature(cfg, stage: str, per_item: bool = True) -> dict[str, Any]:
     out = {s: _section(cfg, dump, s, per_item) for s in sections(cfg, stage)}
     # A section added later whose every field is omitted at its default (index) drops out whole: the
     # key stays the one from before the section existed.
-    return {s: v for s, v in out.items() if v != {} or s not in OMIT_WHEN_DEFAULT}
+    return {s: v for s, v in out.items() if v != {} or (s not in OMIT_WHEN_DEFAULT and s not in ADDED_AS)}
 
 
 def lineage(stage: str) -> list[str]:

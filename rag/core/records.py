@@ -111,6 +111,8 @@ class IndexInfo(_Rec):
     dim: int
     embed: dict[str, Any]  # the embed config fields that change the vectors
     chunks: int  # row i of both indexes = line i of the chunk file
+    # False: built with index.chunk_vectors="on_demand" (an empty FAISS index; stage 05 embeds what it ranks).
+    vectors: bool = True
     chunk_file: str
     chunk_key: str = ""  # 03's currency key of the chunk file
     chunk_sha256: str | None = None  # sha256 of the chunk file the index rows come from

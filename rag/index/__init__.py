@@ -18,7 +18,11 @@ Contract:
   higher = better (cosine in [-1, 1]; BM25 score > 0, zero-score chunks left out).
   Loading an index built with another embedding backend/model than ``cfg.embed`` asks for raises
   :class:`IndexMismatch` naming both; a query vector of the wrong dimension too.
-- ``embed_query(cfg, text) -> np.ndarray (dim,)`` through the same embedder.
+- ``embed_query(cfg, text) -> np.ndarray (dim,)`` through the same embedder; ``embed_passages(cfg, texts)
+  -> (n, dim)`` embeds chunk texts exactly as stage 04 does (stage 05's pool under "on_demand").
+- ``index.chunk_vectors="on_demand"``: no chunk is embedded here; the FAISS file holds an empty index of the
+  model's dimension and the meta says ``vectors: false`` (the model is not loaded when its dimension is in
+  ``rag.models.embed.KNOWN_DIMS``).
 
 The folder's names, metas and readers live in :mod:`rag.index.reader` (re-exported here).
 """
@@ -65,6 +69,16 @@ def embed_query(cfg: RunConfig, text: str) -> np.ndarray:
     return _normalize(get_embedder(cfg).embed([prefixes(cfg.embed)[0] + text]))[0]
 
 
+def embed_passages(cfg: RunConfig, texts: list[str]) -> np.ndarray:
+    """Chunk texts with the model's passage prefix first, as stage 04 embeds them, L2-normalized, (n, dim);
+    one text per model call (``embed(each=True)``), so a chunk's vector does not depend on which other chunks
+    a question's pool holds, nor on the order questions run in (local threads or Ray workers)."""
+    from ..models.embed import prefixes
+
+    passage = prefixes(cfg.embed)[1]  # e5: "passage: " before every chunk; "" for MiniLM
+    return _normalize(get_embedder(cfg).embed([passage + t for t in texts], each=True))
+
+
 # ---- building ----------------------------------------------------------------------------------------
 def _build_one(cfg: RunConfig, embedder, sha1: str, size: int, chunk_key: str) -> Result:
     """Both indexes of one (report, size) as loop outputs; usage counts the embedded text's tokens."""
@@ -77,15 +91,17 @@ def _build_one(cfg: RunConfig, embedder, sha1: str, size: int, chunk_key: str) -
 
     passage = prefixes(cfg.embed)[1]  # e5: "passage: " before every chunk; "" for MiniLM
     texts = [passage + c.text for c in chunks]
-    dim = int(embedder.dim)
+    stored = cfg.index.chunk_vectors == "stored"  # on_demand: nothing embedded here
+    # Building an embedder loads no model; .dim loads it only for a model missing from KNOWN_DIMS.
+    model_name, dim = embedder.model_name, int(embedder.dim)
     vecs = np.zeros((0, dim), dtype=np.float32)
     meter = getattr(embedder, "meter", None)
     before = meter.snapshot() if meter is not None else None
     t0 = time.perf_counter()
-    if texts:
+    if texts and stored:
         vecs = _normalize(embedder.embed(texts))
         if vecs.shape != (len(texts), dim):
-            raise ValueError(f"embedder {embedder.model_name} returned shape {vecs.shape}, expected "
+            raise ValueError(f"embedder {model_name} returned shape {vecs.shape}, expected "
                              f"({len(texts)}, {dim}) for {chunk_file(sha1, size)}")
     embed_s = time.perf_counter() - t0
     cost = (meter.snapshot()["cost_usd"] - before["cost_usd"]) if before is not None else 0.0
@@ -106,14 +122,14 @@ def _build_one(cfg: RunConfig, embedder, sha1: str, size: int, chunk_key: str) -
             for f in sorted(Path(tmp).iterdir()):
                 files[f"{bm25_name}/{f.name}"] = f.read_bytes()
                 bm25_files.append(f.name)
-    meta = IndexInfo(sha1=sha1, size=size, model_name=embedder.model_name, dim=dim, embed=embed_config(cfg),
+    meta = IndexInfo(sha1=sha1, size=size, model_name=model_name, dim=dim, embed=embed_config(cfg), vectors=stored,
                      chunks=len(chunks), chunk_file=chunk_file(sha1, size), chunk_key=chunk_key,
                      chunk_sha256=file_sha256(stage_dir(cfg, CHUNK_STAGE) / chunk_file(sha1, size)),
                      bm25_files=bm25_files, bm25_stemmer=cfg.index.bm25_stemmer, embed_seconds=round(embed_s, 3), code_version=CODE_VERSION)
     files[meta_name] = Json(meta.model_dump(mode="json"))
-    info = {"chunks": len(chunks), "dim": dim, "model_name": embedder.model_name, "embed_seconds": meta.embed_seconds,
+    info = {"chunks": len(chunks), "dim": dim, "model_name": model_name, "embed_seconds": meta.embed_seconds,
             "bytes": sum(len(v) for v in files.values() if isinstance(v, bytes))}
-    usage = ItemUsage(embedding_tokens=sum(c.tokens for c in chunks), cost_usd=cost)
+    usage = ItemUsage(embedding_tokens=sum(c.tokens for c in chunks) if stored else 0, cost_usd=cost)
     return Result(files=files, info=info, usage=usage)
 
 
@@ -164,7 +180,7 @@ def run_index(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
 
     def work(it: Item) -> Result:
         nonlocal embedder
-        if embedder is None:  # loaded only when some item is not current
+        if embedder is None:  # built only when some item is not current
             embedder = get_embedder(cfg)
         return _build_one(cfg, embedder, *it.payload)
 
@@ -183,7 +199,7 @@ def run_index(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
                  item_ids=[i.id for i in items], extra={
         "model_name": embedder.model_name if embedder else next((i.get("model_name") for i in infos if i), None),
         "dim": embedder.dim if embedder else next((i.get("dim") for i in infos if i), None),
-        "embed": embed_config(cfg), "sizes": list(cfg.chunk.sizes), "code_version": CODE_VERSION,
+        "embed": embed_config(cfg), "chunk_vectors": cfg.index.chunk_vectors, "sizes": list(cfg.chunk.sizes), "code_version": CODE_VERSION,
         "bytes_on_disk": int(df["bytes"].sum()) if len(df) else 0,
         "bytes_by_size": {str(s): int(df.loc[df["size"] == s, "bytes"].sum()) for s in cfg.chunk.sizes},
         "failures": failures(outcomes)})

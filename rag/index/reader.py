@@ -5,7 +5,7 @@ the folder) re-exports every name here; its docstring states the contract.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -67,17 +67,50 @@ class ReportIndex:
     bm25_index: Any | None
     meta: dict[str, Any] = field(default_factory=dict)
 
-    def dense(self, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """Top ``k`` chunks by cosine similarity to ``qvec`` (normalized here), best first."""
+    @property
+    def has_vectors(self) -> bool:
+        """False for an index built with ``index.chunk_vectors="on_demand"`` (its FAISS index is empty)."""
+        return bool(self.meta.get("vectors", True))
+
+    def _query(self, qvec: np.ndarray) -> np.ndarray:
         q = _normalize(qvec)
         if q.shape[1] != self.dim:
             raise IndexMismatch(f"query vector has dim {q.shape[1]} but the index of {self.sha1} s{self.size} "
                                 f"was built with {self.model_name!r} (dim {self.dim})")
+        return q
+
+    def dense(self, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """Top ``k`` chunks by cosine similarity to ``qvec`` (normalized here), best first."""
+        q = self._query(qvec)
+        if not self.has_vectors:
+            raise IndexMismatch(f"the index of {self.sha1} s{self.size} holds no chunk vectors (built with "
+                                f"index.chunk_vectors='on_demand'): search it with retrieve.dense_pool > 0")
         k = min(k, self.faiss_index.ntotal)
         if k <= 0:
             return []
         scores, ids = self.faiss_index.search(q, k)
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
+
+    def dense_among(self, qvec: np.ndarray, ids: list[int], k: int,
+                    embed_chunks: Callable[[list[str]], np.ndarray] | None = None) -> list[tuple[int, float]]:
+        """Top ``k`` of the chunks ``ids`` by cosine similarity to ``qvec``, best first (ties: lower id).
+
+        Vectors come from the FAISS index when it holds them, else from ``embed_chunks(texts)`` (the chunk
+        texts in ``ids`` order -> L2-normalized (n, dim); ``rag.index.embed_passages``), required then.
+        """
+        q = self._query(qvec)
+        if not ids:
+            return []
+        if self.has_vectors:
+            vecs = np.stack([self.faiss_index.reconstruct(int(i)) for i in ids])
+        elif embed_chunks is None:
+            raise IndexMismatch(f"the index of {self.sha1} s{self.size} holds no chunk vectors: dense_among "
+                                f"needs embed_chunks")
+        else:
+            vecs = np.asarray(embed_chunks([self.chunks[i].text for i in ids]), dtype=np.float32)
+        sims = vecs @ q[0]
+        order = sorted(range(len(ids)), key=lambda j: (-float(sims[j]), ids[j]))[:k]
+        return [(int(ids[j]), float(sims[j])) for j in order]
 
     def bm25(self, query: str, k: int) -> list[tuple[int, float]]:
         """Top ``k`` chunks by BM25 score (> 0 only), best first."""

@@ -16,7 +16,8 @@ from . import STAGE, _bytes, item_id, load_index_info
 
 
 def index_table(cfg: RunConfig, ds: Dataset) -> pd.DataFrame:
-    """Per (report, chunk size) index: chunks, dimension, bytes on disk, embedding seconds (from the item record)."""
+    """Per (report, chunk size) index: chunks, dimension, whether 04 stored the chunk vectors ("vectors": False
+    under index.chunk_vectors="on_demand", where 05 embeds its pools), bytes on disk, embedding seconds."""
     d = run_dir_of(cfg) / STAGE  # this package owns the folder; it may not exist yet (an empty table)
     rows = []
     for r in ds.reports:
@@ -27,6 +28,6 @@ def index_table(cfg: RunConfig, ds: Dataset) -> pd.DataFrame:
                 continue
             rec = read_item_record(d, item_id(r.sha1, size)) or {}
             rows.append({"sha1": r.sha1[:8], "company": r.company, "size": size, "chunks": info.chunks,
-                         "model": info.model_name, "dim": info.dim, "MB": round(_bytes(d, r.sha1, size) / 1e6, 2),
+                         "model": info.model_name, "dim": info.dim, "vectors": info.vectors, "MB": round(_bytes(d, r.sha1, size) / 1e6, 2),
                          "embed_seconds": (rec.get("info") or {}).get("embed_seconds")})
     return pd.DataFrame(rows)

@@ -130,7 +130,8 @@ class Embedder(Protocol):
     model_name: str
     dim: int
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+    # each=True: every text in its own model call, so its vector depends on the text alone (not on the batch).
+    def embed(self, texts: Sequence[str], each: bool = False) -> np.ndarray: ...
 
 
 class CrossEncoder(Protocol):
@@ -206,7 +207,7 @@ class HashEmbedder:
         self.dim = dim
         self.model_name = model_name
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str], each: bool = False) -> np.ndarray:  # each: a text alone anyway
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, t in enumerate(texts):
             for w in re.findall(r"\w+", t.lower()):

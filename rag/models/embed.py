@@ -109,20 +109,26 @@ class _CachedEmbedder:
             self._dim = int(self._embed_batch(["dimension probe"])[0].shape[-1])
         return self._dim
 
-    def _key(self, text: str) -> str:
+    def _key(self, text: str, each: bool = False) -> str:
         mode = ("mean", self.long_text_overlap) if self.long_text == "mean" else ()
-        return make_key("embed", self.backend, self.model_name, self.max_input_tokens, *mode, *self.key_extra, text)
+        alone = ("each",) if each else ()  # vectors computed one text per call never mix with batched ones
+        return make_key("embed", self.backend, self.model_name, self.max_input_tokens, *mode, *self.key_extra,
+                        *alone, text)
 
     @property
     def call_size(self) -> int:
         """Texts handed to one ``_embed_batch`` call (the ONNX runtime takes several batches to sort by length)."""
         return self.batch_size
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str], each: bool = False) -> np.ndarray:
+        """Vectors of ``texts`` (n, dim), L2-normalized. Batched (``call_size`` texts per model call, padded to
+        the longest) unless ``each``: then every text is its own model call, without padding, so its vector is
+        a function of the text alone, bit for bit, whichever texts it is asked with (stage 05's on-demand pools,
+        whose composition depends on the question; on 2 CPU cores no slower than batches of 32)."""
         texts = [str(t) for t in texts]
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        keys = [self._key(t) for t in texts]
+        keys = [self._key(t, each) for t in texts]
         hits = self.cache.get_many(keys) if self.cache is not None else {}
         out: list[np.ndarray | None] = [None] * len(texts)
         for i, k in enumerate(keys):
@@ -130,8 +136,9 @@ class _CachedEmbedder:
                 out[i] = np.frombuffer(hits[k], dtype=np.float32)
         todo = list(dict.fromkeys(texts[i] for i in range(len(texts)) if out[i] is None))
         fresh: dict[str, np.ndarray] = {}
-        for s in range(0, len(todo), self.call_size):
-            batch = todo[s:s + self.call_size]
+        step = 1 if each else self.call_size
+        for s in range(0, len(todo), step):
+            batch = todo[s:s + step]
             t0 = time.time()
             vecs, tokens = self._embed_batch(batch)
             vecs = _normalize(vecs)
@@ -140,7 +147,7 @@ class _CachedEmbedder:
             cost = tokens * EMBED_PRICES.get(self.model_name, 0.0) / 1e6
             self.meter.add(Usage(prompt_tokens=tokens, requests=1, cost_usd=cost, seconds=time.time() - t0))
             if self.cache is not None:
-                self.cache.put_many((self._key(t), v.astype(np.float32).tobytes()) for t, v in zip(batch, vecs))
+                self.cache.put_many((self._key(t, each), v.astype(np.float32).tobytes()) for t, v in zip(batch, vecs))
         for i, t in enumerate(texts):
             if out[i] is None:
                 out[i] = fresh[t]

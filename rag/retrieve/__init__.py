@@ -124,6 +124,12 @@ def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> Ret
                            seconds=round(time.perf_counter() - t0, 3))
 
 
+def pool_tokens(rec: RetrievalRecord) -> int:
+    """cl100k tokens of the chunks dense search ranked under ``retrieve.dense_pool`` (embedded here when the
+    index stores no vectors; a disk-cached vector counts too, as 04 counts every chunk it indexes)."""
+    return sum(int(s.get("dense_pool_tokens") or 0) for s in rec.search.values())
+
+
 def summary_row(rec: RetrievalRecord, skipped: bool = False) -> dict[str, Any]:
     tops = [f"{s[:8]}:p{c[0].page}" for s, c in rec.candidates.items() if c]
     return {"qid": rec.qid, "kind": rec.kind, "companies": ", ".join(r.company for r in rec.routed),
@@ -156,7 +162,7 @@ def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataF
         rec = retrieve_question(cfg, q, ds, llm=llm)
         return Result(files={record_file(q.qid): Json(rec.model_dump(mode="json"))},
                       info={"reports": [r.sha1 for r in rec.routed], "seconds": rec.seconds},
-                      usage=ItemUsage.from_model(rec.usage))
+                      usage=ItemUsage.from_model(rec.usage, embedding_tokens=pool_tokens(rec)))
 
     # Questions in parallel up to llm.concurrency (one shared client, limiter and disk cache); each record
     # depends on its question only, so the files are the same at any concurrency.

@@ -66,18 +66,26 @@ def rrf(rankings: Sequence[Sequence[int]], k: int) -> dict[int, float]:
 
 
 def search_chunks(cfg: RunConfig, index, queries: Sequence[str], bm25_query: str,
-                  embed: Callable[[str], np.ndarray]) -> dict[str, dict[int, float]]:
+                  embed: Callable[[str], np.ndarray],
+                  embed_chunks: Callable[[list[str]], np.ndarray] | None = None) -> dict[str, dict[int, float]]:
     """Per-chunk scores by method: ``{"dense": {idx: cos}, "bm25": {...}, "fused": {...}, "chunk": {...}}``.
 
-    ``chunk`` holds the score the mode ranks by (dense cosine, BM25, or fused RRF) for the top
-    ``top_k_chunks`` chunks only. Dense search runs each of ``queries`` and keeps a chunk's best cosine.
+    ``pool`` (only with a dense pool) holds the pooled chunk ids. ``chunk`` holds the score the mode ranks by (dense cosine, BM25, or fused RRF) for the top
+    ``top_k_chunks`` chunks only. Dense search runs each of ``queries`` and keeps a chunk's best cosine;
+    with ``retrieve.dense_pool`` N > 0 it ranks only the N best BM25 chunks of ``bm25_query``, whose vectors
+    come from the index or, for an index without vectors, from ``embed_chunks`` (chunk texts -> vectors).
     """
     r = cfg.retrieve
     k = r.top_k_chunks
     out: dict[str, dict[int, float]] = {"dense": {}, "bm25": {}, "fused": {}}
     if r.mode in ("dense", "hybrid"):
+        pool = [i for i, _ in index.bm25(bm25_query, r.dense_pool)] if r.dense_pool else None
+        if pool is not None:
+            out["pool"] = dict.fromkeys(pool, 1.0)  # which chunks dense ranked (the trace counts them)
         for q in queries:
-            for idx, s in index.dense(np.asarray(embed(q), dtype=np.float32), k):
+            qvec = np.asarray(embed(q), dtype=np.float32)
+            hits = index.dense(qvec, k) if pool is None else index.dense_among(qvec, pool, k, embed_chunks)
+            for idx, s in hits:
                 out["dense"][int(idx)] = max(float(s), out["dense"].get(int(idx), -np.inf))
     if r.mode in ("bm25", "hybrid"):
         out["bm25"] = {int(i): float(s) for i, s in index.bm25(bm25_query, k)}
@@ -129,13 +137,13 @@ def lift_to_pages(cfg: RunConfig, chunks: Sequence, found: dict[str, dict[int, f
 
 def retrieve_pages(cfg: RunConfig, question_text: str, sha1: str, *, index=None,
                    texts: dict[int, str] | None = None, embed: Callable[[str], np.ndarray] | None = None,
-                   llm=None, usage: list[Usage] | None = None,
-                   trace: dict[str, Any] | None = None, kind: str | None = None) -> list[CandidatePage]:
+                   embed_chunks: Callable[[list[str]], np.ndarray] | None = None, llm=None,
+                   usage: list[Usage] | None = None, trace: dict[str, Any] | None = None, kind: str | None = None) -> list[CandidatePage]:
     """Top candidate pages of report ``sha1`` for ``question_text`` (best first, before reranking).
 
-    ``index``/``texts``/``embed``/``llm`` default to the run's stage-04 index, stage-02 pages,
-    ``rag.index.embed_query`` and ``rag.models.get_llm``; tests pass fakes. Query-expansion token use
-    is appended to the list ``usage`` when given; ``trace``, when given, receives the search as run
+    ``index``/``texts``/``embed``/``embed_chunks``/``llm`` default to the run's stage-04 index, stage-02
+    pages, ``rag.index.embed_query``, ``rag.index.embed_passages`` and ``rag.models.get_llm``; tests pass
+    fakes. Query-expansion token use is appended to the list ``usage`` when given; ``trace``, when given, receives the search as run
     (``query``, ``dense_queries``, ``bm25_query``, ``lexicon_topics``, ``statement_pages``, ``count_pages``).
     ``kind`` "number" or "comparative": pages printing an asked count join (rag.retrieve.counts).
     """
@@ -145,14 +153,19 @@ def retrieve_pages(cfg: RunConfig, question_text: str, sha1: str, *, index=None,
         from ..clean import page_texts as clean_pages
 
         company, texts = clean_pages(cfg, sha1)
-    if embed is None:
-        from ..index import embed_query
+    from ..index import embed_passages, embed_query
 
+    if embed is None:
         embed = lambda t: embed_query(cfg, t)  # noqa: E731
+    if embed_chunks is None:
+        embed_chunks = lambda texts: embed_passages(cfg, texts)  # noqa: E731
     search = build_search(cfg, question_text, company, llm, usage)
     if trace is not None:
         trace.update(search)
-    found = search_chunks(cfg, index, search["dense_queries"], search["bm25_query"], embed)
+    found = search_chunks(cfg, index, search["dense_queries"], search["bm25_query"], embed, embed_chunks)
+    if trace is not None and "pool" in found:  # what dense search ranked (05's embedding_tokens add these up)
+        trace["dense_pool_chunks"] = len(found["pool"])
+        trace["dense_pool_tokens"] = sum(index.chunks[i].tokens for i in found["pool"])  # cl100k, as 04 counts
     pages = lift_to_pages(cfg, index.chunks, found, texts)
     added = add_statement_pages(cfg, search["query"], pages, texts)
     if trace is not None and added is not pages:
