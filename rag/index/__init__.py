@@ -73,10 +73,15 @@ def embed_passages(cfg: RunConfig, texts: list[str]) -> np.ndarray:
     """Chunk texts with the model's passage prefix first, as stage 04 embeds them, L2-normalized, (n, dim);
     one text per model call (``embed(each=True)``), so a chunk's vector does not depend on which other chunks
     a question's pool holds, nor on the order questions run in (local threads or Ray workers)."""
+    return _normalize(get_embedder(cfg).embed(_passages(cfg, texts), each=True))
+
+
+def _passages(cfg: RunConfig, texts: list[str]) -> list[str]:
+    """Chunk texts as the embedder and BM25 read them: the model's passage prefix first."""
     from ..models.embed import prefixes
 
     passage = prefixes(cfg.embed)[1]  # e5: "passage: " before every chunk; "" for MiniLM
-    return _normalize(get_embedder(cfg).embed([passage + t for t in texts], each=True))
+    return [passage + t for t in texts]
 
 
 # ---- building ----------------------------------------------------------------------------------------
@@ -87,10 +92,7 @@ def _build_one(cfg: RunConfig, embedder, sha1: str, size: int, chunk_key: str) -
 
     chunks = load_chunks(cfg, sha1, size)
     faiss_name, bm25_name, meta_name = _names(sha1, size)
-    from ..models.embed import prefixes
-
-    passage = prefixes(cfg.embed)[1]  # e5: "passage: " before every chunk; "" for MiniLM
-    texts = [passage + c.text for c in chunks]
+    texts = _passages(cfg, [c.text for c in chunks])
     stored = cfg.index.chunk_vectors == "stored"  # on_demand: nothing embedded here
     # Building an embedder loads no model; .dim loads it only for a model missing from KNOWN_DIMS.
     model_name, dim = embedder.model_name, int(embedder.dim)
@@ -199,7 +201,8 @@ def run_index(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
                  item_ids=[i.id for i in items], extra={
         "model_name": embedder.model_name if embedder else next((i.get("model_name") for i in infos if i), None),
         "dim": embedder.dim if embedder else next((i.get("dim") for i in infos if i), None),
-        "embed": embed_config(cfg), "chunk_vectors": cfg.index.chunk_vectors, "sizes": list(cfg.chunk.sizes), "code_version": CODE_VERSION,
+        "embed": embed_config(cfg), "chunk_vectors": cfg.index.chunk_vectors, "sizes": list(cfg.chunk.sizes),
+        "code_version": CODE_VERSION,
         "bytes_on_disk": int(df["bytes"].sum()) if len(df) else 0,
         "bytes_by_size": {str(s): int(df.loc[df["size"] == s, "bytes"].sum()) for s in cfg.chunk.sizes},
         "failures": failures(outcomes)})
