@@ -521,3 +521,42 @@ def test_the_reports_dollar_from_its_statement_then_its_place_of_filing():
     assert units.dollar_currency(["in thousands of Canadian dollars"] + ["US$ sales"] * 9 + sec) == "CAD"
     assert units.dollar_currency(["listed on the ASX"] * 2 + ["US$ 5m"]) == "USD"  # two mentions: no evidence
     assert units.stated_dollar(["presented in Canadian dollars", "presented in Hong Kong dollars"]) is None  # a tie
+
+
+def test_ocr_page_cap_reads_the_same_pages_whatever_the_clock(tmp_path, make_cfg, monkeypatch):
+    """ocr_max_pages is a count: the pages read do not depend on how fast OCR runs (the seconds budget is only
+    a safety valve, and the record says which limit stopped OCR). Blank pages are not counted."""
+    from rag.clean import ocr
+
+    calls = []
+
+    def fake_ocr_page(pdf, page, **kw):
+        calls.append(page)
+        blank = page == 3
+        return ocr.OcrPage(page=page, lines=[] if blank else [f"ocr text {page}"], seconds=0.01,
+                           ink=0.0 if blank else 0.2)
+
+    monkeypatch.setattr(ocr, "ocr_page", fake_ocr_page)
+    pages = [_page(1, [TextBlock(text="Fine text page.")])] + [_page(n, [], chars=0) for n in range(2, 8)]
+    read = {}
+    for step in (0.001, 3.0):  # a fast and a slow machine, the same page cap
+        _ticking_clock(monkeypatch, step)
+        calls.clear()
+        cfg = make_cfg(overrides={"clean.ocr_max_pages": 3, "clean.ocr_budget_s": 100, "clean.blank_ink_share": 0.01})
+        rep, info = clean.clean_report(_report(pages), "Acme", cfg)
+        read[step] = (rep.ocr_pages, list(calls), info["ocr_skipped"], info["ocr_stopped_by"])
+    # page 2 read, page 3 blank (tried, not counted), 4 and 5 read; 6 and 7 skipped
+    assert read[0.001] == read[3.0] == ([2, 4, 5], [2, 3, 4, 5], 2, "pages")
+    assert info["ocr_max_pages"] == 3 and info["blank_pages"] == [3]
+
+    # the seconds valve stops first on a slow enough machine, and says so
+    _ticking_clock(monkeypatch, 60.0)
+    cfg = make_cfg(overrides={"clean.ocr_max_pages": 3, "clean.ocr_budget_s": 100, "clean.blank_ink_share": 0.01})
+    rep, info = clean.clean_report(_report(pages), "Acme", cfg)
+    assert info["ocr_stopped_by"] == "seconds" and rep.ocr_pages == [2] and info["ocr_skipped"] == 5
+
+    # no cap: every candidate tried
+    _ticking_clock(monkeypatch, 0.001)
+    cfg = make_cfg(overrides={"clean.ocr_max_pages": 0, "clean.blank_ink_share": 0.01})
+    rep, info = clean.clean_report(_report(pages), "Acme", cfg)
+    assert rep.ocr_pages == [2, 4, 5, 6, 7] and info["ocr_skipped"] == 0 and info["ocr_stopped_by"] == ""

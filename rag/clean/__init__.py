@@ -3,8 +3,10 @@
 Contract:
 - ``run_clean(cfg, ds, progress=True) -> DataFrame``: one row per report (columns ``COLUMNS``): pages,
   tables, tables_with_unit, garbled_pages, textless_pages, ocr_pages (pages re-read by OCR),
-  shifted_pages, ocr_skipped (left unread when ``cfg.clean.ocr_budget_s`` ran out), ocr_budget_s, removed_blocks (headers/footers/page numbers),
-  serialized_tables, seconds, ocr_seconds, skipped, error. Reads 01's reports through
+  shifted_pages, ocr_skipped (left unread at ``cfg.clean.ocr_max_pages`` pages or ``ocr_budget_s`` seconds),
+  removed_blocks (headers/footers/page numbers), serialized_tables, seconds, ocr_seconds, skipped, error; the
+  item records also hold ocr_budget_s, ocr_max_pages and ocr_stopped_by ("pages", "seconds" or ""), and the
+  manifest counts the reports whose OCR the seconds stopped (``ocr_stopped_by_seconds``). Reads 01's reports through
   ``rag.parse.load_parsed``; a report whose parse failed is blocked (its reason in ``error``), one whose
   parse output is missing or invalid gets an ``error`` naming the file; the others still finish.
 - Owner of ``02_clean/``: ``load_clean(cfg, sha1)``, ``page_texts(cfg, sha1)`` and ``item_state(cfg, sha1)``
@@ -24,7 +26,8 @@ Contract:
   ``textless_max_chars`` characters and its image is not blank, or when its letters are "shifted" (a-z
   histogram unlike English: ``letter_similarity`` below ``shifted_threshold``, a text layer that decodes
   to substituted letters); most garbled first, then shifted (least English-like first), then text-less
-  pages in page order, until ``ocr_budget_s`` seconds of OCR are spent per report. Pages are 1-based.
+  pages in page order, up to ``ocr_max_pages`` pages per report (a count: the same pages on every machine;
+  ``ocr_budget_s`` seconds is a safety valve behind it). Pages are 1-based.
 """
 from __future__ import annotations
 
@@ -132,29 +135,36 @@ def _clock() -> float:
 
 
 def _ocr_pages(pdf: str, candidates: list[int], cfg: RunConfig, vocab: Counter) -> tuple[dict[int, str], dict[str, Any]]:
-    """OCR ``candidates`` in order until ``ocr_budget_s`` seconds of OCR were spent (the page that
-    crosses the budget is finished; blank images cost their render time only). ``ocr_skipped`` counts
-    the candidates left unread."""
+    """OCR ``candidates`` in order: at most ``ocr_max_pages`` pages read (0: no cap; blank images, found
+    by their render, are not read and not counted), and none started after ``ocr_budget_s`` seconds of OCR
+    (the page that crosses it is finished). ``ocr_skipped`` counts the candidates left unread;
+    ``ocr_stopped_by`` says which limit stopped OCR ("pages", "seconds" or "" when every candidate was
+    tried): "seconds" means the pages read depend on this machine's speed."""
     from .ocr import OcrError, ocr_page
 
     c = cfg.clean
     texts: dict[int, str] = {}
     info: dict[str, Any] = {"ocr_seconds": 0.0, "ocr_errors": [], "blank_pages": [], "ocr_skipped": 0,
-                            "ocr_budget_s": c.ocr_budget_s}
+                            "ocr_budget_s": c.ocr_budget_s, "ocr_max_pages": c.ocr_max_pages, "ocr_stopped_by": ""}
     start = _clock()
+    read = 0  # pages whose image went through OCR (errors included: they were tried)
     for n, page in enumerate(candidates):
-        if _clock() - start >= c.ocr_budget_s:
-            info["ocr_skipped"] = len(candidates) - n
+        stop = ("pages" if c.ocr_max_pages and read >= c.ocr_max_pages
+                else "seconds" if _clock() - start >= c.ocr_budget_s else "")
+        if stop:
+            info["ocr_skipped"], info["ocr_stopped_by"] = len(candidates) - n, stop
             break
         try:
             res = ocr_page(pdf, page, scale=c.ocr_scale, threads=c.ocr_threads, min_score=c.ocr_min_score,
                            row_tolerance=c.ocr_row_tolerance, blank_ink_share=c.blank_ink_share)
         except OcrError as e:
             info["ocr_errors"].append(str(e))
+            read += 1
             continue
         if not res.lines and res.ink < c.blank_ink_share:
             info["blank_pages"].append(page)
             continue
+        read += 1
         texts[page] = clean_text(res.text, vocab)
     info["ocr_seconds"] = round(_clock() - start, 3)
     return texts, info
@@ -170,7 +180,8 @@ def clean_report(parsed: ParsedReport, company: str, cfg: RunConfig, pdf: str | 
     ocr_text: dict[int, str] = {}
     info: dict[str, Any] = {"garbled_pages": garbled, "shifted_pages": shifted, "textless_pages": textless,
                             "ocr_seconds": 0.0, "ocr_skipped": 0, "ocr_errors": [], "blank_pages": [],
-                            "ocr_budget_s": cfg.clean.ocr_budget_s}
+                            "ocr_budget_s": cfg.clean.ocr_budget_s, "ocr_max_pages": cfg.clean.ocr_max_pages,
+                            "ocr_stopped_by": ""}
     if cfg.clean.ocr and (garbled or shifted or textless):
         ocr_text, ocr_info = _ocr_pages(pdf or parsed.pdf, garbled + shifted + textless, cfg, vocab)
         info.update(ocr_info)
@@ -234,7 +245,8 @@ def _clean_item(item: Item) -> Result:
                   textless_pages=len(info["textless_pages"]),
                   ocr_pages=len(report.ocr_pages), ocr_skipped=info["ocr_skipped"],
                   removed_blocks=info["removed_blocks"], serialized_tables=info.get("serialized_tables", 0),
-                  ocr_seconds=info["ocr_seconds"], ocr_budget_s=info["ocr_budget_s"])
+                  ocr_seconds=info["ocr_seconds"], ocr_budget_s=info["ocr_budget_s"],
+                  ocr_max_pages=info["ocr_max_pages"], ocr_stopped_by=info["ocr_stopped_by"])
     details = dict(ocr_page_list=report.ocr_pages, garbled_page_list=info["garbled_pages"],
                    shifted_page_list=info["shifted_pages"], unshifted_page_list=info["unshifted_pages"],
                    blank_pages=info["blank_pages"], ocr_errors=info["ocr_errors"], dollar=info["dollar"],
@@ -309,7 +321,10 @@ def run_clean(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
     failed = failures(outcomes)
     stage.finish(counts={"reports": len(rows), "cleaned": int((df.error == "").sum()), "failed": len(failed),
                          "skipped": int(df.skipped.sum()), "pages": int(df.pages.sum()), "tables": int(df.tables.sum()),
-                         "ocr_pages": int(df.ocr_pages.sum()), "garbled_pages": int(df.garbled_pages.sum())},
+                         "ocr_pages": int(df.ocr_pages.sum()), "garbled_pages": int(df.garbled_pages.sum()),
+                         # reports whose OCR stopped on seconds, not pages: their 02 depends on the machine
+                         "ocr_stopped_by_seconds": sum(o.info.get("ocr_stopped_by") == "seconds"
+                                                       for o in outcomes.values())},
                  inputs={r.sha1: parse.report_file(r.sha1) for r in ds.reports}, item_ids=[i.id for i in items],
                  extra={"failures": failed})
     return df

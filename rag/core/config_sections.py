@@ -68,10 +68,16 @@ class CleanConfig(_Frozen):
     unshift: bool = True
     shift_max: int = Field(64, ge=1, le=126)
     shift_accept: float = Field(0.85, ge=0, le=1)
-    # OCR time budget per report in seconds (OCR costs ~5-8 s a page on 2 cores): pages are read in
-    # plan order until the budget is spent; the rest keep their text layer and are counted in
-    # ocr_skipped. The budget and the seconds spent are recorded in the stage's item records.
-    ocr_budget_s: float = Field(300.0, ge=0)
+    # OCR budget per report, in pages (0: no page cap): pages are read in plan order up to this many; the
+    # rest keep their text layer (shifted ones decoded by unshift) and are counted in ocr_skipped. A count,
+    # not seconds, so 02 reads the same pages on every machine: under the old 300 s budget one report
+    # (MongoDB, 171 candidates) got 41 pages OCR'd on a 2-core EPYC (avx2, ~7 s a page) and 57 on a 2-core
+    # Xeon (4.4 s a page), so 03..06 differed by machine. 45 is about what the 300 s bought on the slower one.
+    ocr_max_pages: int = Field(45, ge=0)
+    # Safety valve in seconds of OCR per report (OCR costs ~4-8 s a page on 2 cores): only a machine several
+    # times slower than those reaches it before the page cap; where it stops OCR first, the item records
+    # ocr_stopped_by="seconds" and the pages read depend on the machine's speed.
+    ocr_budget_s: float = Field(900.0, ge=0)
     # A line repeated on at least this share of pages (at top or bottom) is a header/footer.
     repeated_line_share: float = Field(0.5, gt=0, le=1)
     # Optional LLM table serialization (winner's trick): tables rewritten as sentences.
