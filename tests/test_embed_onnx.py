@@ -158,3 +158,36 @@ def test_threads_default_to_the_cores_of_this_process():
     assert default_threads() == len(os.sched_getaffinity(0))
     assert OnnxEmbedder("m", 8, 256, None).threads == default_threads()
     assert OnnxEmbedder("m", 8, 256, None, threads=1).threads == 1
+
+
+def test_torch_embedder_computes_with_its_own_thread_count(texts):
+    """The torch embedder runs every model call at ``threads`` (default: this process's cores), whatever torch's
+    process-wide count is (a Ray worker starts torch at OMP_NUM_THREADS=1), and restores that count after. On an
+    AVX-512 CPU torch's vectors differ in the last bit between 1 and 2 threads, so a worker and the driver would
+    otherwise write different 05 records (tests/test_ray.py); here: the same vectors from either starting count."""
+    import torch
+
+    from rag.models.embed import LocalEmbedder, default_threads
+
+    assert LocalEmbedder("all-MiniLM-L6-v2", 8, 256, None).threads == default_threads()
+    emb = LocalEmbedder("all-MiniLM-L6-v2", 8, 256, None, threads=2)
+    model = emb._load()
+    seen = []
+    encode = model.encode
+
+    def spy(*a, **kw):
+        seen.append(torch.get_num_threads())
+        return encode(*a, **kw)
+
+    model.encode = spy
+    before = torch.get_num_threads()
+    try:
+        out = {}
+        for start in (1, 2):
+            torch.set_num_threads(start)
+            out[start] = emb.embed(texts[:6], each=True)
+            assert torch.get_num_threads() == start  # restored
+    finally:
+        torch.set_num_threads(before)
+    assert set(seen) == {2}
+    assert np.array_equal(out[1], out[2])

@@ -31,7 +31,9 @@ class EmbedConfig(_Frozen):
     # at no more chunks per CPU second than torch, and int8 is ~1.3x faster but moves vectors (cosine 0.990 min)
     # with hit@k unmeasured at the 0.01 bar (RESULTS.md, issue 29). --set embed.runtime=onnx-int8 to try it.
     runtime: Literal["torch", "onnx", "onnx-int8"] = "torch"
-    # ONNX runtimes: ONNX Runtime intra-op threads (0: the cores this process may use). Speed only.
+    # Local embedder's intra-op threads, torch and ONNX Runtime (0: the cores this process may use, by CPU
+    # affinity). Set on every model call, so a Ray worker (OMP_NUM_THREADS=1) computes with the driver's count:
+    # on AVX-512 CPUs torch's vectors differ in the last bit between 1 and 2 threads. Speed only otherwise.
     threads: int = Field(0, ge=0)
     batch_size: int = Field(64, ge=1)
     # Input limit of the embedding model in its own tokens (MiniLM: 256 wordpieces incl. [CLS]/[SEP]).

@@ -203,6 +203,14 @@ def _local_source(name: str, hub: bool) -> str:
                            "a sentence-transformers model folder; a model hub name loads with embed.hub=true")
 
 
+def default_threads() -> int:
+    """Cores this process may use (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 class LocalEmbedder(_CachedEmbedder):
     """sentence-transformers model: a packaged one (``rag.models.weights.EMBEDDING_PACKAGES``), a folder, or
     (``hub=True``) a model hub name."""
@@ -214,9 +222,13 @@ class LocalEmbedder(_CachedEmbedder):
     sort_window = 16
 
     def __init__(self, model_name: str, batch_size: int, max_input_tokens: int, cache: DiskCache | None,
-                 long_text: str = "truncate", long_text_overlap: int = 32, hub: bool = False):
+                 long_text: str = "truncate", long_text_overlap: int = 32, hub: bool = False, threads: int = 0):
         super().__init__(model_name, batch_size, max_input_tokens, cache, long_text, long_text_overlap)
         self.hub = hub
+        # Intra-op threads of every model call (0: the cores this process may use). Set, not inherited: a Ray
+        # worker's OMP_NUM_THREADS=1 would give torch 1 thread where the driver has 2, and on AVX-512 CPUs
+        # torch's vectors differ in their last bit between 1 and 2 threads (a 05 record then differs).
+        self.threads = threads or default_threads()
         self._model = None
         self._specials: tuple[list[int], list[int]] | None = None
         self._lock = threading.Lock()
@@ -254,10 +266,17 @@ class LocalEmbedder(_CachedEmbedder):
         return self._load().tokenizer
 
     def _embed_texts(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        import torch
+
         m = self._load()
         with self._lock:  # torch already uses every core; parallel encode calls only thrash
-            v = m.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                         show_progress_bar=False)
+            before = torch.get_num_threads()
+            torch.set_num_threads(self.threads)  # process-wide in torch: restored right after
+            try:
+                v = m.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                             show_progress_bar=False)
+            finally:
+                torch.set_num_threads(before)
         return np.asarray(v, dtype=np.float32).reshape(len(texts), -1), 0
 
     def _special_ids(self) -> tuple[list[int], list[int]]:

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from .base import ModelUnavailable
-from .embed import LocalEmbedder, _local_source
+from .embed import LocalEmbedder, _local_source, default_threads  # noqa: F401 - default_threads: its old home
 
 # Bump when the exported graph or the files beside it change (a new folder is exported).
 EXPORT_VERSION = "onnx-export-1"
@@ -174,14 +174,6 @@ def ensure_export(model_name: str, models_dir: Path, max_input_tokens: int, int8
     return folder, graph
 
 
-def default_threads() -> int:
-    """Cores this process may use (its CPU affinity), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
-
-
 class _Model:
     """What ``LocalEmbedder``'s window code reads from a loaded model: ``tokenizer`` and ``max_seq_length``."""
 
@@ -198,12 +190,11 @@ class OnnxEmbedder(LocalEmbedder):
     def __init__(self, model_name: str, batch_size: int, max_input_tokens: int, cache, long_text: str = "truncate",
                  long_text_overlap: int = 32, hub: bool = False, runtime: str = "onnx",
                  models_dir: Path | str = "data/models", threads: int = 0):
-        super().__init__(model_name, batch_size, max_input_tokens, cache, long_text, long_text_overlap, hub)
+        super().__init__(model_name, batch_size, max_input_tokens, cache, long_text, long_text_overlap, hub, threads)
         if runtime not in ("onnx", "onnx-int8"):
             raise ValueError(f"OnnxEmbedder runtime must be 'onnx' or 'onnx-int8', not {runtime!r}")
         self.runtime = runtime
         self.models_dir = Path(models_dir)
-        self.threads = threads or default_threads()
         self.key_extra = ("runtime", runtime)  # cache keys: vectors of different runtimes never mix
         self.graph_path: Path | None = None
 
