@@ -153,7 +153,8 @@ def test_stage04_with_the_onnx_runtime(make_cfg, tmp_path):
 
 
 def test_threads_default_to_the_cores_of_this_process():
-    from rag.models.embed_onnx import OnnxEmbedder, default_threads
+    from rag.models.embed import default_threads
+    from rag.models.embed_onnx import OnnxEmbedder
 
     assert default_threads() == len(os.sched_getaffinity(0))
     assert OnnxEmbedder("m", 8, 256, None).threads == default_threads()

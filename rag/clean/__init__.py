@@ -134,6 +134,13 @@ def _clock() -> float:
     return time.perf_counter()
 
 
+def _no_ocr(cfg: RunConfig) -> dict[str, Any]:
+    """The OCR fields of a report's info before (or without) any OCR: what ``_ocr_pages`` fills in."""
+    c = cfg.clean
+    return {"ocr_seconds": 0.0, "ocr_errors": [], "blank_pages": [], "ocr_skipped": 0,
+            "ocr_budget_s": c.ocr_budget_s, "ocr_max_pages": c.ocr_max_pages, "ocr_stopped_by": ""}
+
+
 def _ocr_pages(pdf: str, candidates: list[int], cfg: RunConfig, vocab: Counter) -> tuple[dict[int, str], dict[str, Any]]:
     """OCR ``candidates`` in order: at most ``ocr_max_pages`` pages read (0: no cap; blank images, found
     by their render, are not read and not counted), and none started after ``ocr_budget_s`` seconds of OCR
@@ -144,8 +151,7 @@ def _ocr_pages(pdf: str, candidates: list[int], cfg: RunConfig, vocab: Counter) 
 
     c = cfg.clean
     texts: dict[int, str] = {}
-    info: dict[str, Any] = {"ocr_seconds": 0.0, "ocr_errors": [], "blank_pages": [], "ocr_skipped": 0,
-                            "ocr_budget_s": c.ocr_budget_s, "ocr_max_pages": c.ocr_max_pages, "ocr_stopped_by": ""}
+    info = _no_ocr(cfg)
     start = _clock()
     read = 0  # pages whose image went through OCR (errors included: they were tried)
     for n, page in enumerate(candidates):
@@ -179,9 +185,7 @@ def clean_report(parsed: ParsedReport, company: str, cfg: RunConfig, pdf: str | 
     ratios, garbled, shifted, textless = _ocr_plan(parsed, cfg)
     ocr_text: dict[int, str] = {}
     info: dict[str, Any] = {"garbled_pages": garbled, "shifted_pages": shifted, "textless_pages": textless,
-                            "ocr_seconds": 0.0, "ocr_skipped": 0, "ocr_errors": [], "blank_pages": [],
-                            "ocr_budget_s": cfg.clean.ocr_budget_s, "ocr_max_pages": cfg.clean.ocr_max_pages,
-                            "ocr_stopped_by": ""}
+                            **_no_ocr(cfg)}
     if cfg.clean.ocr and (garbled or shifted or textless):
         ocr_text, ocr_info = _ocr_pages(pdf or parsed.pdf, garbled + shifted + textless, cfg, vocab)
         info.update(ocr_info)

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from .base import ModelUnavailable
-from .embed import LocalEmbedder, _local_source, default_threads  # noqa: F401 - default_threads: its old home
+from .embed import LocalEmbedder, _local_source
 
 # Bump when the exported graph or the files beside it change (a new folder is exported).
 EXPORT_VERSION = "onnx-export-1"
