@@ -142,38 +142,20 @@ def _no_ocr(cfg: RunConfig) -> dict[str, Any]:
 
 
 def _ocr_pages(pdf: str, candidates: list[int], cfg: RunConfig, vocab: Counter) -> tuple[dict[int, str], dict[str, Any]]:
-    """OCR ``candidates`` in order: at most ``ocr_max_pages`` pages read (0: no cap; blank images, found
-    by their render, are not read and not counted), and none started after ``ocr_budget_s`` seconds of OCR
-    (the page that crosses it is finished). ``ocr_skipped`` counts the candidates left unread;
-    ``ocr_stopped_by`` says which limit stopped OCR ("pages", "seconds" or "" when every candidate was
-    tried): "seconds" means the pages read depend on this machine's speed."""
-    from .ocr import OcrError, ocr_page
+    """OCR ``candidates`` in order (:func:`rag.clean.ocr.read_pages`): at most ``ocr_max_pages`` pages read
+    (0: no cap; blank images, found by their render, are not read and not counted), and none started after
+    ``ocr_budget_s`` seconds of OCR (the page that crosses it is finished). ``ocr_skipped`` counts the candidates
+    left unread; ``ocr_stopped_by`` says which limit stopped OCR ("pages", "seconds" or "" when every
+    candidate was tried): "seconds" means the pages read depend on this machine's speed."""
+    from .ocr import read_pages
 
     c = cfg.clean
-    texts: dict[int, str] = {}
-    info = _no_ocr(cfg)
-    start = _clock()
-    read = 0  # pages whose image went through OCR (errors included: they were tried)
-    for n, page in enumerate(candidates):
-        stop = ("pages" if c.ocr_max_pages and read >= c.ocr_max_pages
-                else "seconds" if _clock() - start >= c.ocr_budget_s else "")
-        if stop:
-            info["ocr_skipped"], info["ocr_stopped_by"] = len(candidates) - n, stop
-            break
-        try:
-            res = ocr_page(pdf, page, scale=c.ocr_scale, threads=c.ocr_threads, min_score=c.ocr_min_score,
-                           row_tolerance=c.ocr_row_tolerance, blank_ink_share=c.blank_ink_share)
-        except OcrError as e:
-            info["ocr_errors"].append(str(e))
-            read += 1
-            continue
-        if not res.lines and res.ink < c.blank_ink_share:
-            info["blank_pages"].append(page)
-            continue
-        read += 1
-        texts[page] = clean_text(res.text, vocab)
-    info["ocr_seconds"] = round(_clock() - start, 3)
-    return texts, info
+    r = read_pages(pdf, candidates, max_pages=c.ocr_max_pages, budget_s=c.ocr_budget_s, clock=_clock,
+                   blank_ink_share=c.blank_ink_share, scale=c.ocr_scale, threads=c.ocr_threads,
+                   min_score=c.ocr_min_score, row_tolerance=c.ocr_row_tolerance)
+    info = {**_no_ocr(cfg), "ocr_seconds": r.seconds, "ocr_errors": r.errors, "blank_pages": r.blank,
+            "ocr_skipped": r.skipped, "ocr_stopped_by": r.stopped_by}
+    return {page: clean_text(text, vocab) for page, text in r.texts.items()}, info
 
 
 def clean_report(parsed: ParsedReport, company: str, cfg: RunConfig, pdf: str | None = None,

@@ -8,6 +8,11 @@ Contract:
 - ``ocr_image(image, ...) -> list[OcrLine]`` and ``ocr_page(pdf, page, ...) -> OcrPage``: rapidocr
   (onnxruntime, the models bundled in the wheel, no network) -> text lines ordered top-to-bottom,
   then left-to-right within a row. Boxes are in rendered-image pixels (origin top-left).
+- ``read_pages(pdf, candidates, *, max_pages, budget_s, clock, blank_ink_share=0, **page_kw) -> PagesRead``:
+  OCR ``candidates`` one after another in their order, at most ``max_pages`` read (0: no cap; blank images
+  are not counted) and none started after ``budget_s`` seconds of ``clock`` (the page that crosses it is
+  finished). The pages read do not depend on speed unless the seconds valve stops first
+  (``stopped_by == "seconds"``).
 - The rapidocr engine is built once per process, thread count and device (``get_engine``): building it
   loads three ONNX models (~1 s). It runs on CUDA only when the run's device is CUDA and onnxruntime has
   its CUDA provider (onnxruntime-gpu installed), else on the CPU.
@@ -18,6 +23,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -166,3 +172,40 @@ def ocr_page(pdf: Path | str, page: int, *, scale: float = 2.0, threads: int = 2
         raise OcrError(f"{pdf}: OCR of page {page} failed: {type(e).__name__}: {e}") from e
     lines = rows_text(boxes, row_tolerance)
     return OcrPage(page=page, lines=lines, seconds=round(time.perf_counter() - t0, 3), ink=ink)
+
+
+@dataclass
+class PagesRead:
+    texts: dict[int, str] = field(default_factory=dict)  # 1-based page -> OCR text, in candidate order
+    errors: list[str] = field(default_factory=list)  # pages that failed (they count as read)
+    blank: list[int] = field(default_factory=list)  # pages whose image was blank (not read, not counted)
+    skipped: int = 0  # candidates never started
+    stopped_by: str = ""  # "pages" (the cap), "seconds" (the valve) or "" (every candidate tried)
+    seconds: float = 0.0
+
+
+def read_pages(pdf: Path | str, candidates: list[int], *, max_pages: int, budget_s: float,
+               clock: Callable[[], float], blank_ink_share: float = 0.0, **page_kw) -> PagesRead:
+    """OCR ``candidates`` (1-based pages, in plan order): see the module contract. ``page_kw`` goes to
+    :func:`ocr_page` (scale, threads, min_score, row_tolerance)."""
+    out = PagesRead()
+    start = clock()
+    read = 0  # pages whose image went through OCR (errors included: they were tried)
+    for n, page in enumerate(candidates):
+        stop = "pages" if max_pages and read >= max_pages else "seconds" if clock() - start >= budget_s else ""
+        if stop:
+            out.skipped, out.stopped_by = len(candidates) - n, stop
+            break
+        try:
+            res = ocr_page(pdf, page, blank_ink_share=blank_ink_share, **page_kw)
+        except OcrError as e:
+            out.errors.append(str(e))
+            read += 1
+            continue
+        if not res.lines and res.ink < blank_ink_share:
+            out.blank.append(page)
+            continue
+        read += 1
+        out.texts[page] = res.text
+    out.seconds = round(clock() - start, 3)
+    return out
