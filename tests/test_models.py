@@ -54,6 +54,29 @@ def test_real_llama_structured_answer_then_cache(real_llm):
     assert snap["calls"] == 2 and snap["cache_hits"] == 1
 
 
+@pytest.mark.llm
+def test_real_llama_flash_attention_on_and_off_are_two_servers_and_two_cache_entries(real_llm):
+    msgs = [{"role": "system", "content": "Answer in JSON."},
+            {"role": "user", "content": "What is the capital city of Italy? Give city and country."}]
+    plain = real_llm.complete(msgs, schema=Capital)
+    plain_fa = real_llm.cfg.llm.flash_attn  # the preset's value; the other client takes the other one
+    cfg = load_config("test", cache_dir=str(real_llm.cfg.cache_dir),
+                      overrides={"llm.max_tokens": 48, "llm.flash_attn": not plain_fa})
+    fa = get_llm(cfg)
+    try:
+        r = fa.complete(msgs, schema=Capital)
+        # Same prompt, same cache file: one kernel's cached answer is not returned for the other.
+        assert not r.usage.cached and r.usage.requests >= 1
+        assert "rome" in r.value.city.lower() and "rome" in plain.value.city.lower()
+        assert fa.server is not real_llm.server and fa.server.running and real_llm.server.running
+        for client, on in ((fa, not plain_fa), (real_llm, plain_fa)):
+            cmd = client.server.command()
+            assert cmd[cmd.index("--flash_attn") + 1] == ("true" if on else "false")
+        assert fa.complete(msgs, schema=Capital).usage.cached
+    finally:
+        fa.shutdown()
+
+
 class YesNo(BaseModel):
     final_answer: bool
 

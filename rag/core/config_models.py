@@ -103,6 +103,11 @@ class LLMConfig(_Frozen):
     # busy process makes llama.cpp's spinning OpenMP barriers collapse (see benchmarks/models.py --contention).
     n_threads: int = Field(2, ge=1)
     n_threads_batch: int | None = Field(None, ge=1)
+    # llama_cpp backend: llama.cpp's flash attention (--flash_attn). Prompt processing of the 1.5B on a 2-core
+    # Xeon +5-14% on the avx512 and avx2 builds (benchmarks/llm_prefill.py), 06 of a 40-question round 624 ->
+    # 586 s (RESULTS.md). Its sums run in another order, so a near-tie answer may differ from the plain
+    # kernel's (1 of 40 there): part of the LLM cache key.
+    flash_attn: bool = True
     # Environment for the llama.cpp server process. OpenMP's default spins at barriers: beside one busy
     # process on 2 cores generation fell 18 -> 0.4 tokens/s; PASSIVE keeps ~14 (benchmarks/models.py --contention).
     server_env: dict[str, str] = Field(default_factory=lambda: {"OMP_WAIT_POLICY": "PASSIVE"})

@@ -51,9 +51,10 @@ KEY_RULES: dict[str, dict[str, Any]] = {
     # How the local model server runs (threads for prompts, OpenMP waiting, restarts), not what it answers.
     # Where it runs (GPU layers, the vLLM server's memory share and parallelism) does not change the model.
     # llm.concurrency: questions answered in parallel give the same records; runs once made at another value
-    # (the openai preset's 8) re-ran once and their model calls came from the disk cache.
+    # (the openai preset's 8) re-ran once and their model calls came from the disk cache. llm.flash_attn
+    # changes the arithmetic (answers may move): runs made before it existed count as made without it.
     "llm": {**dict.fromkeys(("n_threads_batch", "server_env", "server_max_restarts", "n_gpu_layers", "vllm"), SPEED),
-            "concurrency": ("pinned", 1)},
+            "concurrency": ("pinned", 1), "flash_attn": ("added_as", False)},
     # Where the embedding server runs, not what it computes (embed.model says that).
     "embed": {"base_url": SPEED, "threads": SPEED,
               **dict.fromkeys(("hub", "long_text", "query_prefix", "passage_prefix", "runtime"), ADDED),

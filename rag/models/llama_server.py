@@ -1,8 +1,9 @@
 """A local llama.cpp server (llama-cpp-python's OpenAI-compatible server) as a managed subprocess.
 
 Contract: ``LlamaServer(gguf_path, alias, n_ctx, n_threads, start_timeout_s, n_threads_batch=None,
-env=None, max_restarts=1)``; ``start()`` launches ``python -m llama_cpp.server --model M --host 127.0.0.1
---port <free> --n_ctx .. --n_threads .. --n_threads_batch ..`` (through ``rag.models._serve``, which also
+env=None, max_restarts=1, n_gpu_layers=0, flash_attn=False)``; ``start()`` launches ``python -m llama_cpp.server
+--model M --host 127.0.0.1 --port <free> --n_ctx .. --n_threads .. --n_threads_batch .. --n_gpu_layers ..
+--flash_attn ..`` (through ``rag.models._serve``, which also
 exits when this process dies, even by kill -9) and returns once ``GET /v1/models`` answers 200; on exit
 or timeout before that it raises ``ModelUnavailable`` with the tail of the server's log.
 
@@ -40,13 +41,14 @@ class LlamaServer(ManagedServer):
 
     def __init__(self, gguf_path: Path | str, alias: str, n_ctx: int, n_threads: int, start_timeout_s: float,
                  n_threads_batch: int | None = None, env: dict[str, str] | None = None, max_restarts: int = 1,
-                 n_gpu_layers: int = 0):
+                 n_gpu_layers: int = 0, flash_attn: bool = False):
         self.gguf_path = Path(gguf_path)
         super().__init__(alias, self.gguf_path.name, start_timeout_s, env=env, max_restarts=max_restarts)
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.n_threads_batch = n_threads_batch or n_threads
         self.n_gpu_layers = n_gpu_layers
+        self.flash_attn = flash_attn
 
     def command(self) -> list[str]:
         # _serve.py (run by path: no package import needed) starts llama_cpp.server with a watchdog that exits
@@ -54,7 +56,8 @@ class LlamaServer(ManagedServer):
         return [sys.executable, str(SERVE), str(os.getpid()),
                 "--model", str(self.gguf_path), "--model_alias", self.alias, "--host", "127.0.0.1",
                 "--port", str(self.port), "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads),
-                "--n_threads_batch", str(self.n_threads_batch), "--n_gpu_layers", str(self.n_gpu_layers)]
+                "--n_threads_batch", str(self.n_threads_batch), "--n_gpu_layers", str(self.n_gpu_layers),
+                "--flash_attn", "true" if self.flash_attn else "false"]
 
     def check_installed(self) -> None:
         if not self.gguf_path.exists():
@@ -74,12 +77,13 @@ _SERVERS: dict[tuple, LlamaServer] = {}
 
 def get_server(gguf_path: Path | str, alias: str, n_ctx: int, n_threads: int, start_timeout_s: float,
                n_threads_batch: int | None = None, env: dict[str, str] | None = None,
-               max_restarts: int = 1, n_gpu_layers: int = 0) -> LlamaServer:
+               max_restarts: int = 1, n_gpu_layers: int = 0, flash_attn: bool = False) -> LlamaServer:
     """The process-wide server object for these settings (not started: call ``start()``)."""
-    key = (str(gguf_path), n_ctx, n_threads, n_threads_batch, tuple(sorted((env or {}).items())), n_gpu_layers)
+    key = (str(gguf_path), n_ctx, n_threads, n_threads_batch, tuple(sorted((env or {}).items())), n_gpu_layers,
+           flash_attn)
     with _LIVE_LOCK:
         if key not in _SERVERS:
             _SERVERS[key] = LlamaServer(gguf_path, alias, n_ctx, n_threads, start_timeout_s,
                                         n_threads_batch=n_threads_batch, env=env, max_restarts=max_restarts,
-                                        n_gpu_layers=n_gpu_layers)
+                                        n_gpu_layers=n_gpu_layers, flash_attn=flash_attn)
         return _SERVERS[key]

@@ -64,7 +64,8 @@ class ChatLLM:
             from .weights import gguf_alias, gguf_cache_id
 
             self.model = gguf_alias(c.gguf)  # the name the server answers to (a key: unchanged)
-            self._cache_model = gguf_cache_id(c.gguf, cfg.path("models_dir"))
+            # Flash attention sums in another order (a near-tie answer may differ): its answers are cached apart.
+            self._cache_model = gguf_cache_id(c.gguf, cfg.path("models_dir")) + ("+flash_attn" if c.flash_attn else "")
         else:
             self.model = self._cache_model = c.model
         # The model id sent in requests: vLLM answers to its served name.

@@ -63,7 +63,7 @@ def endpoint(cfg, model: str):
                             c.n_threads, c.server_start_timeout_s, n_threads_batch=c.n_threads_batch,
                             env={**cuda_env(run_device(cfg)), **dict(c.server_env)},
                             max_restarts=c.server_max_restarts,
-                            n_gpu_layers=n_gpu_layers(cfg)).start()
+                            n_gpu_layers=n_gpu_layers(cfg), flash_attn=c.flash_attn).start()
         return server, server.base_url, "local"
     if c.backend == "vllm":
         from .vllm_server import get_vllm_server
