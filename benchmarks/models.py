@@ -145,7 +145,7 @@ def bench_contention(cfg, builds: list[tuple[str, str]], settings: list[str], ge
                     busy = subprocess.Popen(["nice", "-n", "10", sys.executable, "-c",
                                              BUSY_LOOP.format(limit=busy_limit_s)])
                 srv = LlamaServer(gguf, alias, n_ctx=4096, n_threads=t, start_timeout_s=300,
-                                  n_threads_batch=tb, env=env)
+                                  n_threads_batch=tb, env=env, flash_attn=cfg.llm.flash_attn)
                 try:
                     srv.start()
                     best = None
