@@ -145,7 +145,7 @@ def runtime_row(args, spec: str) -> dict:
     body, _, flag = spec.partition("+")
     name, _, threads = body.partition("/")
     if flag == "unsorted":  # the torch path as it was before issue 29: one model call per batch, in input order
-        from rag.models.embed import LocalEmbedder
+        from rag.models.embed_local import LocalEmbedder
 
         LocalEmbedder.sort_window = 1
     data = str(Path(args.data).resolve())

@@ -90,7 +90,7 @@ def _timed(fn, items: list, budget_s: float | None = None) -> tuple[np.ndarray, 
 def _local_embedder(cfg, device: str):
     """A LocalEmbedder for ``cfg.embed`` loaded on ``device``, no cache (the process setting is restored)."""
     from .models import device as dev
-    from .models.embed import LocalEmbedder
+    from .models.embed_local import LocalEmbedder
 
     e = cfg.embed
     emb = LocalEmbedder(e.model, e.batch_size, e.max_input_tokens, None, e.long_text, e.long_text_overlap, e.hub)

@@ -161,7 +161,7 @@ def _record_forward(model, out_key: str, width: int) -> list[tuple[str, str]]:
 @pytest.fixture(scope="module")
 def meta_embedder():
     """The packaged MiniLM as a LocalEmbedder whose weights sit on torch's meta device (no GPU needed)."""
-    from rag.models.embed import LocalEmbedder
+    from rag.models.embed_local import LocalEmbedder
 
     emb = LocalEmbedder("all-MiniLM-L6-v2", 4, 64, None, "truncate", 8)  # 64 wordpieces: long texts get windows
     emb._load().to("meta")

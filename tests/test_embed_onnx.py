@@ -91,7 +91,7 @@ def test_onnx_tokenizer_is_the_torch_one(make_cfg, texts):
 
 
 def test_export_is_reused_and_keyed_by_the_weights(make_cfg, tmp_path):
-    from rag.models.embed import _local_source
+    from rag.models.embed_local import _local_source
     from rag.models.embed_onnx import ensure_export, export_dir, weights_hash
 
     cfg = make_cfg()
@@ -121,7 +121,7 @@ def test_runtime_is_in_keys_only_when_not_torch(make_cfg):
     # threads: speed only, in no key
     assert deps.config_signature(make_cfg(overrides={"embed.runtime": "onnx", "embed.threads": 1}), "04_index") \
         == deps.config_signature(onnx_cfg, "04_index")
-    from rag.models.embed import LocalEmbedder
+    from rag.models.embed_local import LocalEmbedder
     from rag.models.embed_onnx import OnnxEmbedder
 
     keys = {LocalEmbedder("m", 8, 256, None)._key("x"), OnnxEmbedder("m", 8, 256, None)._key("x"),
@@ -153,7 +153,7 @@ def test_stage04_with_the_onnx_runtime(make_cfg, tmp_path):
 
 
 def test_threads_default_to_the_cores_of_this_process():
-    from rag.models.embed import default_threads
+    from rag.models.embed_local import default_threads
     from rag.models.embed_onnx import OnnxEmbedder
 
     assert default_threads() == len(os.sched_getaffinity(0))
@@ -168,7 +168,7 @@ def test_torch_embedder_computes_with_its_own_thread_count(texts):
     otherwise write different 05 records (tests/test_ray.py); here: the same vectors from either starting count."""
     import torch
 
-    from rag.models.embed import LocalEmbedder, default_threads
+    from rag.models.embed_local import LocalEmbedder, default_threads
 
     assert LocalEmbedder("all-MiniLM-L6-v2", 8, 256, None).threads == default_threads()
     emb = LocalEmbedder("all-MiniLM-L6-v2", 8, 256, None, threads=2)

@@ -1,7 +1,7 @@
 """ONNX Runtime for the local embedder (``embed.runtime = "onnx" | "onnx-int8"``): the same vectors, faster on CPU.
 
 Contract:
-- :class:`OnnxEmbedder` is a :class:`rag.models.embed.LocalEmbedder` whose model runs in ONNX Runtime. It
+- :class:`OnnxEmbedder` is a :class:`rag.models.embed_local.LocalEmbedder` whose model runs in ONNX Runtime. It
   embeds as the torch path does: the tokenizer sentence-transformers built for the model (saved with the
   export, its normalizer included), truncation to ``max_seq_length`` = min(model's,
   ``embed.max_input_tokens``) wordpieces incl. [CLS]/[SEP] (``truncation="longest_first"``), the model's
@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from .base import ModelUnavailable
-from .embed import LocalEmbedder, _local_source
+from .embed_local import LocalEmbedder, _local_source
 
 # Bump when the exported graph or the files beside it change (a new folder is exported).
 EXPORT_VERSION = "onnx-export-1"

@@ -1,6 +1,6 @@
 """The embedder registry: one instance per distinct ``cfg.embed`` (+ cache folder), shared across threads.
 
-Contract: ``get_embedder(cfg)`` -> a :class:`rag.models.embed.LocalEmbedder` (torch), an
+Contract: ``get_embedder(cfg)`` -> a :class:`rag.models.embed_local.LocalEmbedder` (torch), an
 :class:`rag.models.embed_onnx.OnnxEmbedder` (``embed.runtime`` onnx / onnx-int8) or an
 :class:`rag.models.embed_openai.OpenAIEmbedder`; all disk-cached. Its own module so that ``embed`` and
 ``embed_onnx`` / ``embed_openai`` (which build on ``embed``) sit below it without importing each other both ways.
@@ -11,7 +11,8 @@ import threading
 
 from .base import ModelUnavailable
 from .cache import DiskCache
-from .embed import LocalEmbedder, _CachedEmbedder
+from .embed import _CachedEmbedder
+from .embed_local import LocalEmbedder
 from .embed_openai import OpenAIEmbedder
 
 _REGISTRY: dict[tuple, _CachedEmbedder] = {}
