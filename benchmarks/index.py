@@ -18,7 +18,8 @@ Embedding runtimes side by side (issue 29)::
     .venv/bin/python benchmarks/index.py --data ../shared/erc2-dev --run dev --runtimes torch,onnx,onnx-int8,onnx/1
 
 After 01..03, each runtime (``name``, ``name/threads``: ``embed.threads``; ``+unsorted``: one model call per
-batch in input order, as before issue 29) runs in its own child process,
+batch in input order, as before issue 29; ``+float32`` / ``+bfloat16``: torch's ``embed.precision``, else the
+config's "auto", which is bfloat16 on a CPU with AMX) runs in its own child process,
 back to back under the same conditions (``--max-chunks N``: only the smallest reports up to N chunks and
 their gold questions): 01..03 are hard-linked into ``<run>-rt-<name>``, its 04_index is
 removed and rebuilt with ``embed.runtime=<name>`` and the embedding cache off (every vector computed);
@@ -142,9 +143,9 @@ def runtime_row(args, spec: str) -> dict:
     from rag.models import get_embedder
     from rag.retrieve import retrieve_question
 
-    body, _, flag = spec.partition("+")
+    body, *flags = spec.split("+")
     name, _, threads = body.partition("/")
-    if flag == "unsorted":  # the torch path as it was before issue 29: one model call per batch, in input order
+    if "unsorted" in flags:  # the torch path as it was before issue 29: one model call per batch, in input order
         from rag.models.embed_local import LocalEmbedder
 
         LocalEmbedder.sort_window = 1
@@ -153,6 +154,9 @@ def runtime_row(args, spec: str) -> dict:
     over = {**parse_set(args.set), "embed.runtime": name, "embed.cache": False}
     if threads:
         over["embed.threads"] = int(threads)
+    for p in ("float32", "bfloat16"):  # torch's weights dtype (embed.precision; "auto" without a flag)
+        if p in flags:
+            over["embed.precision"] = p
     base = load_config(args.preset, overrides=parse_set(args.set), data_dir=data, run=args.run)
     run = f"{args.run}-rt-{spec.replace('/', '-t').replace('+', '-')}"
     cfg = load_config(args.preset, overrides=over, data_dir=data, run=run)
@@ -171,7 +175,8 @@ def runtime_row(args, spec: str) -> dict:
     chunks = sum(v.get("chunks", 0) for v in items.values())
     embed_s = sum(v.get("embed_seconds", 0.0) for v in items.values())
     qs = [q for q in ds.questions if ds.gold.get(q.text) and ds.gold[q.text].pools]
-    row = {"runtime": spec, "threads": getattr(emb, "threads", None), "chunks": chunks, "embed_s": round(embed_s, 1),
+    row = {"runtime": spec, "threads": getattr(emb, "threads", None), "precision": getattr(emb, "precision", None),
+           "chunks": chunks, "embed_s": round(embed_s, 1),
            "chunks/s": round(chunks / embed_s, 1) if embed_s else None, "index_wall_s": round(index_s, 1),
            "index_cpu_s": round(index_cpu, 1), "chunks/cpu_s": round(chunks / index_cpu, 2) if index_cpu else None,
            "load_s": round(load_s, 1), "peak_rss_mb": round(peak_mb), "questions": len(qs)}

@@ -31,6 +31,13 @@ class EmbedConfig(_Frozen):
     # at no more chunks per CPU second than torch, and int8 is ~1.3x faster but moves vectors (cosine 0.990 min)
     # with hit@k unmeasured at the 0.01 bar (RESULTS.md, issue 29). --set embed.runtime=onnx-int8 to try it.
     runtime: Literal["torch", "onnx", "onnx-int8"] = "torch"
+    # runtime torch: the weights' dtype. "auto": bfloat16 on a CPU with AMX (Intel Sapphire Rapids and later,
+    # 1.7x float32's chunks/s there, vectors at cosine >= 0.9999 to float32's, hit@k measured in RESULTS.md),
+    # float32 anywhere else (CUDA; CPUs without AMX, where bfloat16 is slower). Resolved per process by
+    # rag.models.device.embed_precision; bfloat16 vectors are cached apart, and the resolved value is in each
+    # 04 / 05 item's info. "auto" stays out of keys (as the llama.cpp build does: the machine decides; the
+    # manifest names it); float32 or bfloat16 set by hand counts.
+    precision: Literal["auto", "float32", "bfloat16"] = "auto"
     # Local embedder's intra-op threads, torch and ONNX Runtime (0: the cores this process may use, by CPU
     # affinity). Set on every model call, so a Ray worker (OMP_NUM_THREADS=1) computes with the driver's count:
     # on AVX-512 CPUs torch's vectors differ in the last bit between 1 and 2 threads. Speed only otherwise.
@@ -60,6 +67,9 @@ class EmbedConfig(_Frozen):
         if self.runtime != "torch" and self.backend != "local":
             raise ValueError(f"embed.runtime={self.runtime!r} runs a local model in ONNX Runtime: it needs "
                              f"embed.backend=local (not {self.backend!r})")
+        if self.precision == "bfloat16" and (self.backend != "local" or self.runtime != "torch"):
+            raise ValueError("embed.precision=bfloat16 casts the local torch model: it needs embed.backend=local "
+                             f"and embed.runtime=torch (not {self.backend!r} / {self.runtime!r})")
         if self.long_text == "mean" and self.long_text_overlap >= self.max_input_tokens // 2:
             raise ValueError(f"embed.long_text_overlap={self.long_text_overlap} must be below half of "
                              f"embed.max_input_tokens={self.max_input_tokens}")

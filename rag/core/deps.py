@@ -57,7 +57,7 @@ KEY_RULES: dict[str, dict[str, Any]] = {
             "concurrency": ("pinned", 1), "flash_attn": ("added_as", False)},
     # Where the embedding server runs, not what it computes (embed.model says that).
     "embed": {"base_url": SPEED, "threads": SPEED,
-              **dict.fromkeys(("hub", "long_text", "query_prefix", "passage_prefix", "runtime"), ADDED),
+              **dict.fromkeys(("hub", "long_text", "query_prefix", "passage_prefix", "runtime", "precision"), ADDED),
               "long_text_overlap": ("unused_when", "long_text", "truncate")},
     # Chunk vectors on demand and the dense pool (issue 29): stored / 0 is how every run was made before them.
     "index": {"bm25_stemmer": ADDED, "chunk_vectors": ("added_as", "stored")},

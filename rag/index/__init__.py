@@ -62,6 +62,14 @@ def get_embedder(cfg: RunConfig):
     return _get(cfg)
 
 
+def embed_precision(cfg: RunConfig) -> dict[str, str]:
+    """``{"embed_precision": "float32" | "bfloat16"}``: the dtype the local torch embedder computes in on this
+    process (``embed.precision`` "auto" resolves per machine), for an item's info; {} for other embedders."""
+    if cfg.embed.backend != "local" or cfg.embed.runtime != "torch":
+        return {}
+    return {"embed_precision": str(getattr(get_embedder(cfg), "precision", "float32"))}
+
+
 def embed_query(cfg: RunConfig, text: str) -> np.ndarray:
     """One query vector (dim,), L2-normalized; the model's query prefix (``embed.query_prefix``) goes first."""
     from ..models.embed import prefixes
@@ -130,7 +138,8 @@ def _build_one(cfg: RunConfig, embedder, sha1: str, size: int, chunk_key: str) -
                      bm25_files=bm25_files, bm25_stemmer=cfg.index.bm25_stemmer, embed_seconds=round(embed_s, 3), code_version=CODE_VERSION)
     files[meta_name] = Json(meta.model_dump(mode="json"))
     info = {"chunks": len(chunks), "dim": dim, "model_name": model_name, "embed_seconds": meta.embed_seconds,
-            "bytes": sum(len(v) for v in files.values() if isinstance(v, bytes))}
+            "bytes": sum(len(v) for v in files.values() if isinstance(v, bytes)),
+            **(embed_precision(cfg) if stored else {})}
     usage = ItemUsage(embedding_tokens=sum(c.tokens for c in chunks) if stored else 0, cost_usd=cost)
     return Result(files=files, info=info, usage=usage)
 

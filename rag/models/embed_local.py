@@ -4,6 +4,9 @@
 Contract (see :mod:`rag.models.embed` for the cache, batching and ``long_text`` windows it inherits):
 - ``embed.model`` is a packaged model (the offline MiniLM), a sentence-transformers model folder by path, or,
   with ``hub=True``, a model hub name (the only case that may reach a hub): :func:`_local_source`.
+- ``precision`` (``embed.precision``, resolved by :func:`rag.models.device.embed_precision`): "bfloat16" casts
+  the weights after loading (the vectors come back float32) and puts ``("precision", "bfloat16")`` in every
+  cache key; "float32" (the constructor's default) keeps the keys of before the setting existed.
 - Every model call runs ``threads`` intra-op threads (0: the cores this process may use,
   :func:`default_threads`), set and restored under the embedder's lock.
 """
@@ -16,6 +19,7 @@ import numpy as np
 
 from .base import ModelUnavailable, torchvision_hint
 from .cache import DiskCache
+from .device import embed_precision, model_device
 from .embed import _CachedEmbedder, window_spans
 
 
@@ -56,9 +60,14 @@ class LocalEmbedder(_CachedEmbedder):
     sort_window = 16
 
     def __init__(self, model_name: str, batch_size: int, max_input_tokens: int, cache: DiskCache | None,
-                 long_text: str = "truncate", long_text_overlap: int = 32, hub: bool = False, threads: int = 0):
+                 long_text: str = "truncate", long_text_overlap: int = 32, hub: bool = False, threads: int = 0,
+                 precision: str = "float32"):
         super().__init__(model_name, batch_size, max_input_tokens, cache, long_text, long_text_overlap)
         self.hub = hub
+        # The weights' dtype in every model call ("auto" resolved here, for the device the model will load on):
+        # bfloat16 vectors sit at cosine ~0.9999 to float32's, so they are cached apart (key_extra).
+        self.precision = embed_precision(precision, model_device)
+        self.key_extra = ("precision", "bfloat16") if self.precision == "bfloat16" else ()
         # Intra-op threads of every model call (0: the cores this process may use). Set, not inherited: a Ray
         # worker's OMP_NUM_THREADS=1 would give torch 1 thread where the driver has 2, and on AVX-512 CPUs
         # torch's vectors differ in their last bit between 1 and 2 threads (a 05 record then differs).
@@ -77,8 +86,6 @@ class LocalEmbedder(_CachedEmbedder):
                 try:  # the import too: a broken torchvision fails it (inside transformers)
                     from sentence_transformers import SentenceTransformer
 
-                    from .device import model_device
-
                     m = SentenceTransformer(source, device=model_device())
                 except Exception as e:  # noqa: BLE001 - any load failure is "this model is not available"
                     offline = " (HF_HUB_OFFLINE=1 in this process: only a copy in the hub cache loads)" \
@@ -87,6 +94,10 @@ class LocalEmbedder(_CachedEmbedder):
                                            f"load {source!r}{offline}: {str(e)[:500]}{torchvision_hint()}") from e
                 # Truncate to the smaller of the model's own limit and the configured one (wordpieces).
                 m.max_seq_length = min(m.max_seq_length or self.max_input_tokens, self.max_input_tokens)
+                if self.precision == "bfloat16":
+                    import torch
+
+                    m.to(torch.bfloat16)  # sentence-transformers hands the vectors back as float32
                 self._model = m
         return self._model
 

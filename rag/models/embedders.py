@@ -34,7 +34,8 @@ def get_embedder(cfg) -> _CachedEmbedder:
                                               models_dir=cfg.path("models_dir"), threads=e.threads)
             elif e.backend == "local":
                 _REGISTRY[key] = LocalEmbedder(e.model, e.batch_size, e.max_input_tokens, cache,
-                                               e.long_text, e.long_text_overlap, e.hub, threads=e.threads)
+                                               e.long_text, e.long_text_overlap, e.hub, threads=e.threads,
+                                               precision=e.precision)
             elif e.backend == "openai":
                 _REGISTRY[key] = OpenAIEmbedder(cfg, cache)
             else:  # pragma: no cover - config validation forbids it

@@ -159,9 +159,13 @@ def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataF
             from ..models import get_llm
 
             llm = get_llm(cfg)  # one client per process (thread-safe registry), wherever the item runs
+        from ..index import embed_precision  # stage 04 (imported late, as search.py does)
+
         rec = retrieve_question(cfg, q, ds, llm=llm)
+        embedded = pool_tokens(rec) > 0  # dense search embedded (or read cached) chunks here: name the dtype
         return Result(files={record_file(q.qid): Json(rec.model_dump(mode="json"))},
-                      info={"reports": [r.sha1 for r in rec.routed], "seconds": rec.seconds},
+                      info={"reports": [r.sha1 for r in rec.routed], "seconds": rec.seconds,
+                            **(embed_precision(cfg) if embedded else {})},
                       usage=ItemUsage.from_model(rec.usage, embedding_tokens=pool_tokens(rec)))
 
     # Questions in parallel up to llm.concurrency (one shared client, limiter and disk cache); each record
