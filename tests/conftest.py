@@ -16,6 +16,13 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 SHARED_DEV = Path(__file__).resolve().parents[2] / "shared" / "erc2-dev"
 
+# The interpreter as a terminal starts it, for the Ctrl-C tests: SIGINT at its default disposition. A shell
+# starts a background job (`pytest ... &`, no job control) with SIGINT ignored, every child inherits that, and
+# Python then never raises KeyboardInterrupt: those tests would see a run that no Ctrl-C can stop. The launcher
+# restores the default and execs the real command (a default disposition survives exec).
+PYTHON_AS_FROM_A_TERMINAL = [sys.executable, "-c", "import os, signal, sys; signal.signal(signal.SIGINT, "
+                             "signal.SIG_DFL); os.execv(sys.executable, [sys.executable] + sys.argv[1:])"]
+
 
 @pytest.fixture(scope="session")
 def demo_dir(tmp_path_factory) -> Path:

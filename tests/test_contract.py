@@ -10,6 +10,7 @@ import textwrap
 
 import pytest
 
+from conftest import PYTHON_AS_FROM_A_TERMINAL
 from rag.core.stages import PIPELINE
 
 
@@ -359,7 +360,7 @@ def test_ctrl_c_while_process_workers_still_import_prints_no_worker_traceback(tm
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     script = tmp_path / "ctrlc.py"
     script.write_text(_CTRL_C_SCRIPT.format(root=root, tmp=str(tmp_path)))
-    parent = subprocess.Popen([sys.executable, str(script)], stderr=subprocess.PIPE, text=True,
+    parent = subprocess.Popen([*PYTHON_AS_FROM_A_TERMINAL, str(script)], stderr=subprocess.PIPE, text=True,
                               start_new_session=True)
     deadline = time.time() + 120
     while len(list(tmp_path.glob("importing-*"))) < 2 and time.time() < deadline:

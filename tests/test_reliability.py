@@ -24,6 +24,8 @@ import pytest
 import rag
 from rag.ablate import link_stage
 
+from conftest import PYTHON_AS_FROM_A_TERMINAL
+
 pytestmark = pytest.mark.reliability
 
 ROOT = Path(rag.__file__).resolve().parents[1]  # the checkout whose code runs (see module docstring)
@@ -39,7 +41,7 @@ class Proc:
     def __init__(self, args: list[str], cwd: Path = ROOT):
         env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
         env.pop("RAG_RUN_TOKEN", None)
-        self.p = subprocess.Popen([sys.executable, "-m", *args], cwd=cwd, env=env, text=True,
+        self.p = subprocess.Popen([*PYTHON_AS_FROM_A_TERMINAL, "-m", *args], cwd=cwd, env=env, text=True,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         self.out: list[str] = []
         self.err: list[str] = []
@@ -584,7 +586,7 @@ def test_ctrl_c_kills_the_kernel_before_papermills_cleanup_can_ask_it_to_shut_do
             "    print('kernel alive at the interrupt:', _alive(pid), flush=True)\n    stop_kernels()\n")
     (tmp_path / "run_nb.py").write_text(code)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    p = subprocess.Popen([sys.executable, "run_nb.py"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+    p = subprocess.Popen([*PYTHON_AS_FROM_A_TERMINAL, "run_nb.py"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not (tmp_path / "kernel.pid").exists() and time.monotonic() < deadline and p.poll() is None:

@@ -275,6 +275,7 @@ def _fake_upstream(cfg, ds, monkeypatch, llm):
     fake_index = types.SimpleNamespace(load_report_index=lambda cfg, sha1, size=None: idx[sha1],
                                        embed_query=lambda cfg, text: _embed(text), STAGE="04_index",
                                        embed_passages=lambda cfg, texts: HashEmbedder().embed(texts),
+                                       embed_precision=lambda cfg: {"embed_precision": "bfloat16"},
                                        item_state=lambda cfg, sha1, size: ItemState("done", f"k-{sha1}", ""),
                                        index_files=lambda cfg, sha1, size: ())
     monkeypatch.setitem(sys.modules, "rag.index", fake_index)
@@ -308,6 +309,9 @@ def test_run_retrieve_with_fakes(make_cfg, tmp_path, monkeypatch):
     pooled = sum(s["dense_pool_tokens"] for q in ("q000", "q002")
                  for s in json.loads((cfg.run_dir / "05_retrieve" / f"{q}.json").read_text())["search"].values())
     assert pooled > 0 and manifest["usage"]["embedding_tokens"] == pooled  # the pools dense search ranked
+    # The embedder's dtype (embed.precision "auto" resolves per machine) is named where chunks were embedded.
+    assert manifest["items"]["q000"]["embed_precision"] == "bfloat16"
+    assert "embed_precision" not in manifest["items"]["q001"]  # routed nowhere: nothing embedded
     n_calls = len(llm.calls)
     again = run_retrieve(cfg, ds, progress=False)  # everything current: skipped, no LLM calls
     assert again.skipped.all() and len(llm.calls) == n_calls
@@ -358,6 +362,12 @@ def test_real_retrieval_on_demo(demo_dir, make_cfg):
     overall = table[table.group == "all"].iloc[0]
     assert overall["n"] >= 3
     assert overall["hit@10"] >= 0.8, table.to_string()
+    # Each item names the dtype the real embedder computed its pool in ("auto": this machine's choice).
+    from rag.models import get_embedder
+
+    items = json.loads((cfg.run_dir / "05_retrieve" / "manifest.json").read_text())["items"]
+    named = {v["embed_precision"] for v in items.values() if "embed_precision" in v}
+    assert named == {get_embedder(cfg).precision}, items
 
     # The LLM reranker for real (test preset: the 0.5B model), on one question's top pages.
     from rag.models import ModelUnavailable, get_llm, shutdown_all

@@ -36,7 +36,8 @@ class EmbedConfig(_Frozen):
     # float32 anywhere else (CUDA; CPUs without AMX, where bfloat16 is slower). Resolved per process by
     # rag.models.device.embed_precision; bfloat16 vectors are cached apart, and the resolved value is in each
     # 04 / 05 item's info. "auto" stays out of keys (as the llama.cpp build does: the machine decides; the
-    # manifest names it); float32 or bfloat16 set by hand counts.
+    # manifest names it); float32 or bfloat16 set by hand counts. In bfloat16 a chunk's vector from a padded
+    # batch (04, chunk_vectors = stored) and from a call of its own (05's pools) differ at cosine ~0.9999.
     precision: Literal["auto", "float32", "bfloat16"] = "auto"
     # Local embedder's intra-op threads, torch and ONNX Runtime (0: the cores this process may use, by CPU
     # affinity). Set on every model call, so a Ray worker (OMP_NUM_THREADS=1) computes with the driver's count:

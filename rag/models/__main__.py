@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         e = get_embedder(cfg)
         where = f" at {cfg.embed.base_url}" if cfg.embed.base_url else ""
         print(f"embedder: {cfg.embed.backend} {e.model_name}{where} dim={e.embed(['check']).shape[1]} "
-              f"max_input_tokens={cfg.embed.max_input_tokens} long_text={cfg.embed.long_text}")
+              f"max_input_tokens={cfg.embed.max_input_tokens} long_text={cfg.embed.long_text}"
+              + (f" precision={e.precision}" if getattr(e, "precision", None) else ""))
     except ModelError as e:
         print(f"UNAVAILABLE: {e}", file=sys.stderr)
         return 1
