@@ -153,15 +153,28 @@ def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str]:
 
 
 @functools.lru_cache(maxsize=1)
-def _machine() -> dict[str, str]:
-    out = {}
+def cpu_info() -> tuple[str, frozenset[str]] | None:
+    """(model name, feature flags) of this CPU as Linux lists them in /proc/cpuinfo ("" / empty when a line
+    is missing); None where there is no /proc/cpuinfo (not Linux). The one reader: manifests, the model check
+    (rag.models.llama_build) and the embedder's dtype choice (rag.models.device) all ask here."""
     try:
         info = Path("/proc/cpuinfo").read_text(errors="replace")
-        model = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), "")
-        flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), [])
+    except OSError:
+        return None
+    model = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), "")
+    flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), [])
+    return model, frozenset(flags)
+
+
+@functools.lru_cache(maxsize=1)
+def _machine() -> dict[str, str]:
+    out = {}
+    cpu = cpu_info()
+    if cpu is not None:
+        model, flags = cpu
         simd = [f for f in ("avx2", "avx512f", "amx_tile") if f in flags]
         out["cpu"] = f"{model or platform.processor() or platform.machine()} ({os.cpu_count()} cores; {' '.join(simd)})"
-    except OSError:  # not Linux
+    else:  # not Linux
         out["cpu"] = f"{platform.processor() or platform.machine()} ({os.cpu_count()} cores)"
     build = Path(sys.prefix) / "llama-build.txt"  # written by the Makefile's llama.cpp build
     if build.exists():

@@ -21,12 +21,12 @@ Contract:
 """
 from __future__ import annotations
 
-import functools
 import os
 import re
 import threading
-from pathlib import Path
 from typing import Callable
+
+from ..core.artifacts import cpu_info
 
 _SETTING = "auto"
 _LOCK = threading.Lock()
@@ -144,14 +144,10 @@ def cuda_problem(setting: str | None, what: str = "device") -> str:
     return ""
 
 
-@functools.lru_cache(maxsize=1)
 def cpu_flags() -> frozenset[str]:
-    """This CPU's feature flags as Linux lists them in /proc/cpuinfo (empty elsewhere)."""
-    try:
-        info = Path("/proc/cpuinfo").read_text(errors="replace")
-    except OSError:
-        return frozenset()
-    return frozenset(next((ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), []))
+    """This CPU's feature flags (:func:`rag.core.artifacts.cpu_info`; empty where Linux does not list them)."""
+    cpu = cpu_info()
+    return cpu[1] if cpu is not None else frozenset()
 
 
 def amx_bf16() -> bool:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..core.artifacts import cpu_info
 from .llama_server import describe_exit
 
 # The CPU flags that decide which build can run (the Makefile's LLAMA_VARIANT) and which to avoid (AMX).
@@ -39,11 +40,9 @@ def build_info() -> str:
 
 def cpu_summary() -> str:
     """CPU model and the SIMD features that decide which llama.cpp build runs (x86 Linux; else 'unknown')."""
-    try:
-        info = Path("/proc/cpuinfo").read_text()
-    except OSError:
+    cpu = cpu_info()
+    if cpu is None:
         return "unknown CPU"
-    model = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), "?")
-    flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), [])
-    keep = sorted(f for f in set(flags) if f in SIMD_FLAGS)
-    return f"{model}, {os.cpu_count()} cores, flags: {' '.join(keep) or 'none of avx/avx2/avx512/amx'}"
+    model, flags = cpu
+    keep = sorted(f for f in flags if f in SIMD_FLAGS)
+    return f"{model or '?'}, {os.cpu_count()} cores, flags: {' '.join(keep) or 'none of avx/avx2/avx512/amx'}"
