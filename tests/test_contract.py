@@ -378,6 +378,40 @@ def test_ctrl_c_while_process_workers_still_import_prints_no_worker_traceback(tm
     assert not [p for p in pids if _alive(p)], "workers left running"
 
 
+def _sigint_state(item):
+    """In a worker: (SIGINT ignored?, SIGINT blocked?) once its initializer has run."""
+    import signal
+
+    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN, signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "pthread_sigmask"), reason="POSIX signal masks")
+def test_a_ctrl_c_while_process_workers_start_is_held_back_not_lost():
+    """The suite caught it (stop 42, 1 run in ~20): a Ctrl-C that reached the parent while it was spawning
+    its workers was dropped (SIGINT was only ignored there), so the run went on and finished with exit 0.
+    Now it is held pending and raised as KeyboardInterrupt once the workers have started; the workers
+    themselves end up ignoring SIGINT with nothing left blocked."""
+    import signal
+
+    from rag.core.executors import LocalExecutor, _sigint_deferred
+    from rag.core.items import Item
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as a terminal starts it (a background
+    try:                                                               # job's suite has it ignored)
+        reached = False
+        with pytest.raises(KeyboardInterrupt):
+            with _sigint_deferred():
+                os.kill(os.getpid(), signal.SIGINT)  # what the terminal's Ctrl-C does, inside the window
+                reached = True
+        assert reached, "the Ctrl-C was raised inside the window, where a half-started worker pool is left"
+        assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        items = [Item(f"i{n}", "k", (), n) for n in range(4)]
+        assert {out for _, out, _ in LocalExecutor("processes", 2).map(_sigint_state, items)} == {(True, False)}
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 _REPRO_SCRIPT = textwrap.dedent("""
     import sys
     sys.path.insert(0, {root!r})

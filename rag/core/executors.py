@@ -21,12 +21,14 @@ def watch_parent(parent_pid: int, poll_s: float) -> None:
     """Worker initializer: a daemon thread exits this process (``os._exit``, no cleanup that could block)
     as soon as its parent is gone (re-parented: ``getppid()`` no longer ``parent_pid``). Workers ignore
     Ctrl-C (SIGINT to the terminal's process group): the parent catches it, terminates them and reports
-    the interrupt. They were started with SIGINT already ignored (:func:`_sigint_ignored`); this keeps it so
-    under any start method."""
+    the interrupt. They were started with SIGINT ignored and blocked (:func:`_sigint_deferred`); this keeps it
+    ignored under any start method and unblocks it (a Ctrl-C that came while blocked is dropped: ignored)."""
     import signal
     import threading
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # started with SIGINT blocked too (:func:`_sigint_deferred`)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
     def watch() -> None:
         while os.getppid() == parent_pid:
@@ -37,22 +39,31 @@ def watch_parent(parent_pid: int, poll_s: float) -> None:
 
 
 @contextmanager
-def _sigint_ignored() -> Iterator[None]:
-    """SIGINT ignored in this process while worker processes are started, so they start with it ignored
-    (an ignored signal survives exec, and Python then installs no KeyboardInterrupt handler). Without it a
-    Ctrl-C landing while a spawned worker still imported its modules printed that worker's traceback. A
-    Ctrl-C in this window (the few milliseconds of the spawns) is lost; only the main thread may do this."""
+def _sigint_deferred() -> Iterator[None]:
+    """Ctrl-C held back in this process while worker processes are started: SIGINT blocked and ignored, so
+    the workers start with it ignored (an ignored disposition and the signal mask both survive exec; Python
+    then installs no KeyboardInterrupt handler; :func:`watch_parent` unblocks it there). Without that, a
+    Ctrl-C landing while a spawned worker still imported its modules printed that worker's traceback.
+    Blocked as well as ignored so that a Ctrl-C landing in this window is not lost: Linux keeps a blocked
+    signal pending even while its action is "ignore", and it is delivered to the restored handler (here a
+    ``KeyboardInterrupt`` in the caller) when the block is lifted. Only the main thread may do this; where
+    there is no ``pthread_sigmask`` (Windows) the signal is only ignored, and a Ctrl-C in the window is lost."""
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    mask = hasattr(signal, "pthread_sigmask")
+    if mask:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     old = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, old)
+        signal.signal(signal.SIGINT, old)  # handler back first: a pending Ctrl-C must reach it, not SIG_IGN
+        if mask:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 class LocalExecutor:
@@ -82,9 +93,11 @@ class LocalExecutor:
             pool = ProcessPoolExecutor(max_workers=min(self.workers, len(items)), mp_context=mp.get_context("spawn"),
                                        initializer=watch_parent, initargs=(os.getpid(), PARENT_POLL_S))
         with pool:
-            with _sigint_ignored() if self.mode == "processes" else nullcontext():  # submit starts the workers
-                futs: dict[Future, Item] = {pool.submit(_call, fn, it): it for it in items}
+            futs: dict[Future, Item] = {}
             try:
+                # submit starts the workers; a Ctrl-C meanwhile surfaces when the block ends, inside this try
+                with _sigint_deferred() if self.mode == "processes" else nullcontext():
+                    futs = {pool.submit(_call, fn, it): it for it in items}
                 for f in as_completed(futs):
                     try:
                         out, secs = f.result()
