@@ -146,8 +146,9 @@ def _number(printed: float, scale: int) -> str:
 def _generator_hash() -> str:
     """Changes whenever the generator's code, its content or reportlab change (=> regenerate)."""
     h = hashlib.sha256(REPORTLAB_VERSION.encode())
-    for mod in (__file__, demo_pdf.__file__, content.__file__):
-        h.update(Path(mod).read_bytes())
+    content_files = sorted(Path(content.__file__).parent.glob("*.py"))  # the package: one module per company
+    for mod in (Path(__file__), Path(demo_pdf.__file__), *content_files):
+        h.update(mod.read_bytes())
     return h.hexdigest()
 
 

@@ -74,6 +74,24 @@ def test_generate_is_idempotent_and_repairs_tampering(tmp_path):
     assert demo.is_current(out) and (out / "labels.jsonl").read_text(encoding="utf-8") == '{"qid": "q000"}\n'
 
 
+def test_an_edit_to_any_content_module_makes_the_corpus_stale(tmp_path, monkeypatch):
+    """The content is a package (one module per company): editing any of its modules, not only its
+    __init__, must change the generator hash that decides whether data/demo is regenerated."""
+    import shutil
+
+    pkg = Path(demo.content.__file__).parent
+    copy = tmp_path / "demo_content"
+    shutil.copytree(pkg, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(demo.content, "__file__", str(copy / "__init__.py"))
+    before = demo._generator_hash()
+    assert demo._generator_hash() == before
+    for module in sorted(p.name for p in pkg.glob("*.py") if p.name != "__init__.py"):
+        text = (copy / module).read_text(encoding="utf-8")
+        (copy / module).write_text(text + "\n# edited\n", encoding="utf-8")
+        assert demo._generator_hash() != before, f"{module} is not part of the generator hash"
+        (copy / module).write_text(text, encoding="utf-8")
+
+
 def test_refuses_to_replace_a_foreign_folder(tmp_path):
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
