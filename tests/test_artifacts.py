@@ -121,3 +121,23 @@ def test_manifest_versions_name_the_machine():
     assert v["cpu"] and "cores" in v["cpu"]
     if (Path(sys.prefix) / "llama-build.txt").exists():
         assert v["llama_build"].startswith("variant=")
+
+
+def test_manifest_versions_name_kernel_caps_only_when_set(monkeypatch):
+    """Runs made with torch's kernels capped (ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2, to stand
+    in for a CPU without AVX-512 / AMX) say so in their manifests; runs without a cap read as before."""
+    from rag.core import artifacts
+
+    for k in artifacts.KERNEL_CAPS:
+        monkeypatch.delenv(k, raising=False)
+    artifacts._machine.cache_clear()
+    try:
+        assert "cpu_caps" not in artifacts.package_versions()
+        monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+        monkeypatch.setenv("MKL_ENABLE_INSTRUCTIONS", " AVX2 ")
+        monkeypatch.setenv("DNNL_MAX_CPU_ISA", "")  # empty: not a cap
+        artifacts._machine.cache_clear()
+        assert artifacts.package_versions()["cpu_caps"] == "ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2"
+    finally:
+        monkeypatch.undo()
+        artifacts._machine.cache_clear()

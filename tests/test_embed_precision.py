@@ -18,8 +18,9 @@ BF16_MIN_COS = 0.999
 
 @pytest.fixture
 def flags(monkeypatch):
-    """Set this CPU's flags for ``amx_bf16`` (and no ONEDNN_MAX_CPU_ISA cap unless a test sets one)."""
+    """Set this CPU's flags for ``amx_bf16`` (and no oneDNN cap unless a test sets one)."""
     monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    monkeypatch.delenv("DNNL_MAX_CPU_ISA", raising=False)
 
     def set_flags(f):
         monkeypatch.setattr(dev, "cpu_flags", lambda: f)
@@ -49,6 +50,11 @@ def test_auto_is_bfloat16_only_on_a_cpu_with_amx(flags, monkeypatch):
                       ("ALL", "bfloat16")):
         monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", cap)  # oneDNN capped below AMX: no AMX kernels
         assert dev.embed_precision("auto", "cpu") == want, cap
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA")
+    monkeypatch.setenv("DNNL_MAX_CPU_ISA", "AVX2")  # oneDNN's older name caps it too
+    assert dev.embed_precision("auto", "cpu") == "float32"
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "ALL")  # and the newer one wins, as in oneDNN
+    assert dev.embed_precision("auto", "cpu") == "bfloat16"
 
 
 def test_cpu_flags_are_read_from_proc_cpuinfo():

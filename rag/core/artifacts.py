@@ -166,6 +166,18 @@ def cpu_info() -> tuple[str, frozenset[str]] | None:
     return model, frozenset(flags)
 
 
+# Environment switches that cap the CPU kernels torch's oneDNN and MKL may use (e.g. to stand in for a CPU
+# without AVX-512 or AMX on one that has them): a result made under one is that setting's, not this CPU's.
+# oneDNN reads ONEDNN_MAX_CPU_ISA, else its older name DNNL_MAX_CPU_ISA.
+KERNEL_CAPS = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
+
+
+def kernel_caps(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The :data:`KERNEL_CAPS` set (non-empty) in ``env`` (default: this process's environment)."""
+    env = os.environ if env is None else env
+    return {k: env[k].strip() for k in KERNEL_CAPS if env.get(k, "").strip()}
+
+
 @functools.lru_cache(maxsize=1)
 def _machine() -> dict[str, str]:
     out = {}
@@ -176,6 +188,9 @@ def _machine() -> dict[str, str]:
         out["cpu"] = f"{model or platform.processor() or platform.machine()} ({os.cpu_count()} cores; {' '.join(simd)})"
     else:  # not Linux
         out["cpu"] = f"{platform.processor() or platform.machine()} ({os.cpu_count()} cores)"
+    caps = kernel_caps()
+    if caps:  # only when set: manifests made without a cap read as before
+        out["cpu_caps"] = " ".join(f"{k}={v}" for k, v in caps.items())
     build = Path(sys.prefix) / "llama-build.txt"  # written by the Makefile's llama.cpp build
     if build.exists():
         out["llama_build"] = build.read_text(errors="replace").split(" CMAKE_ARGS", 1)[0].strip()

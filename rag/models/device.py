@@ -26,7 +26,7 @@ import re
 import threading
 from typing import Callable
 
-from ..core.artifacts import cpu_info
+from ..core.artifacts import cpu_info, kernel_caps
 
 _SETTING = "auto"
 _LOCK = threading.Lock()
@@ -152,13 +152,14 @@ def cpu_flags() -> frozenset[str]:
 
 def amx_bf16() -> bool:
     """torch's CPU bfloat16 matrix products run on AMX tiles here (through oneDNN): the CPU has AMX-BF16 and
-    ``ONEDNN_MAX_CPU_ISA`` does not cap oneDNN below AMX. Why AMX and nothing less: MiniLM in bfloat16 against
+    ``ONEDNN_MAX_CPU_ISA`` (or ``DNNL_MAX_CPU_ISA``) does not cap oneDNN below AMX. Why AMX and nothing less: MiniLM in bfloat16 against
     float32, one chunk per call, 2-core Xeon, torch 2.13: AMX 1.7x as fast; AVX512-BF16 alone 0.9x; AVX2 0.13x
     (RESULTS.md, issue 29)."""
     if not {"amx_bf16", "amx_tile"} <= cpu_flags():
         return False
-    cap = os.environ.get("ONEDNN_MAX_CPU_ISA", "ALL").strip().upper()
-    return cap in ("", "ALL", "DEFAULT") or "AMX" in cap
+    caps = kernel_caps()
+    cap = caps.get("ONEDNN_MAX_CPU_ISA", caps.get("DNNL_MAX_CPU_ISA", "ALL")).upper()  # oneDNN's order
+    return cap in ("ALL", "DEFAULT") or "AMX" in cap
 
 
 def embed_precision(setting: str, device: str | Callable[[], str]) -> str:
