@@ -21,14 +21,14 @@ def watch_parent(parent_pid: int, poll_s: float) -> None:
     """Worker initializer: a daemon thread exits this process (``os._exit``, no cleanup that could block)
     as soon as its parent is gone (re-parented: ``getppid()`` no longer ``parent_pid``). Workers ignore
     Ctrl-C (SIGINT to the terminal's process group): the parent catches it, terminates them and reports
-    the interrupt. They were started with SIGINT ignored and blocked (:func:`_sigint_deferred`); this keeps it
-    ignored under any start method and unblocks it (a Ctrl-C that came while blocked is dropped: ignored)."""
+    the interrupt. They were started with SIGINT blocked (:func:`_sigint_deferred`; ignored on Windows); this
+    ignores it under any start method, then unblocks it (a Ctrl-C that came while it was blocked is dropped)."""
     import signal
     import threading
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):  # started with SIGINT blocked too (:func:`_sigint_deferred`)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    if hasattr(signal, "pthread_sigmask"):  # started with SIGINT blocked (:func:`_sigint_deferred`): a
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # Ctrl-C pending since then is dropped
 
     def watch() -> None:
         while os.getppid() == parent_pid:
@@ -40,30 +40,35 @@ def watch_parent(parent_pid: int, poll_s: float) -> None:
 
 @contextmanager
 def _sigint_deferred() -> Iterator[None]:
-    """Ctrl-C held back in this process while worker processes are started: SIGINT blocked and ignored, so
-    the workers start with it ignored (an ignored disposition and the signal mask both survive exec; Python
-    then installs no KeyboardInterrupt handler; :func:`watch_parent` unblocks it there). Without that, a
-    Ctrl-C landing while a spawned worker still imported its modules printed that worker's traceback.
-    Blocked as well as ignored so that a Ctrl-C landing in this window is not lost: Linux keeps a blocked
-    signal pending even while its action is "ignore", and it is delivered to the restored handler (here a
-    ``KeyboardInterrupt`` in the caller) when the block is lifted. Only the main thread may do this; where
-    there is no ``pthread_sigmask`` (Windows) the signal is only ignored, and a Ctrl-C in the window is lost."""
+    """SIGINT blocked in the calling thread while it starts worker processes, so they start with it blocked
+    (a signal mask survives fork and exec): a Ctrl-C landing while a spawned worker still imports its modules
+    stays pending there, and :func:`watch_parent` drops it (ignore, then unblock). Without that the worker
+    printed its KeyboardInterrupt traceback.
+
+    The Ctrl-C is not lost in the parent: Linux hands a process-directed signal to a thread that does not
+    block it, whose handler makes Python raise ``KeyboardInterrupt`` in the main thread at once; where every
+    thread blocks it, it stays pending and is raised when the block lifts. (Until stop 43 the parent set
+    SIGINT to "ignore" for the window, and a Ctrl-C landing in it was dropped: the run went on.) Where there
+    is no ``pthread_sigmask`` (Windows) the main thread ignores it for the window instead, and such a Ctrl-C
+    is lost."""
     import signal
     import threading
 
-    if threading.current_thread() is not threading.main_thread():
+    if hasattr(signal, "pthread_sigmask"):
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        return
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
         yield
         return
-    mask = hasattr(signal, "pthread_sigmask")
-    if mask:
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     old = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, old)  # handler back first: a pending Ctrl-C must reach it, not SIG_IGN
-        if mask:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, old)
 
 
 class LocalExecutor:
