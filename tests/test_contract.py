@@ -330,9 +330,10 @@ _CTRL_C_SCRIPT = textwrap.dedent("""
 
     if __name__ == "__mp_main__":  # a spawned worker importing this module: slow, like rag's imports
         with open(os.path.join({tmp!r}, f"importing-{{os.getpid()}}"), "w") as f:
+            # what a Ctrl-C now would do to this worker
             blocked = hasattr(signal, "pthread_sigmask") and signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
             ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
-            f.write("held" if blocked else "ignored" if ignored else "raises")  # what a Ctrl-C now would do to this worker
+            f.write("held" if blocked else "ignored" if ignored else "raises")
         time.sleep(30)
 
     def work(item):
@@ -370,7 +371,8 @@ def test_ctrl_c_while_process_workers_still_import_prints_no_worker_traceback(tm
     pids = [int(p.name[10:]) for p in tmp_path.glob("importing-*")]
     assert len(pids) == 2, "the workers did not start"
     time.sleep(0.2)  # the markers' contents written
-    assert {p.read_text() for p in tmp_path.glob("importing-*")} == {"held" if hasattr(signal, "pthread_sigmask") else "ignored"}
+    held = "held" if hasattr(signal, "pthread_sigmask") else "ignored"  # blocked (POSIX) / ignored (Windows)
+    assert {p.read_text() for p in tmp_path.glob("importing-*")} == {held}
     os.killpg(parent.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
     _, err = parent.communicate(timeout=60)
     assert parent.returncode == 130 and err.strip() == "interrupted", err
@@ -384,7 +386,8 @@ def _sigint_state(item):
     """In a worker: (SIGINT ignored?, SIGINT blocked?) once its initializer has run."""
     import signal
 
-    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN, signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN, signal.SIGINT in blocked
 
 
 @pytest.mark.skipif(not hasattr(__import__("signal"), "pthread_sigmask"), reason="POSIX signal masks")

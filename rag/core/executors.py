@@ -100,7 +100,7 @@ class LocalExecutor:
         with pool:
             futs: dict[Future, Item] = {}
             try:
-                # submit starts the workers; a Ctrl-C meanwhile surfaces when the block ends, inside this try
+                # submit starts the workers; a Ctrl-C meanwhile is raised during it or as the block ends: in this try
                 with _sigint_deferred() if self.mode == "processes" else nullcontext():
                     futs = {pool.submit(_call, fn, it): it for it in items}
                 for f in as_completed(futs):

@@ -152,9 +152,9 @@ def cpu_flags() -> frozenset[str]:
 
 def amx_bf16() -> bool:
     """torch's CPU bfloat16 matrix products run on AMX tiles here (through oneDNN): the CPU has AMX-BF16 and
-    ``ONEDNN_MAX_CPU_ISA`` (or ``DNNL_MAX_CPU_ISA``) does not cap oneDNN below AMX. Why AMX and nothing less: MiniLM in bfloat16 against
-    float32, one chunk per call, 2-core Xeon, torch 2.13: AMX 1.7x as fast; AVX512-BF16 alone 0.9x; AVX2 0.13x
-    (RESULTS.md, issue 29)."""
+    ``ONEDNN_MAX_CPU_ISA`` (else its older name ``DNNL_MAX_CPU_ISA``) does not cap oneDNN below AMX. Why AMX
+    and nothing less: MiniLM in bfloat16 against float32, one chunk per call, 2-core Xeon, torch 2.13: AMX 1.7x
+    as fast; AVX512-BF16 alone 0.9x; AVX2 0.13x (RESULTS.md, issue 29)."""
     if not {"amx_bf16", "amx_tile"} <= cpu_flags():
         return False
     caps = kernel_caps()
