@@ -172,10 +172,9 @@ def cpu_info() -> tuple[str, frozenset[str]] | None:
 KERNEL_CAPS = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
 
 
-def kernel_caps(env: dict[str, str] | None = None) -> dict[str, str]:
-    """The :data:`KERNEL_CAPS` set (non-empty) in ``env`` (default: this process's environment)."""
-    env = os.environ if env is None else env
-    return {k: env[k].strip() for k in KERNEL_CAPS if env.get(k, "").strip()}
+def kernel_caps() -> dict[str, str]:
+    """The :data:`KERNEL_CAPS` set (non-empty) in this process's environment."""
+    return {k: os.environ[k].strip() for k in KERNEL_CAPS if os.environ.get(k, "").strip()}
 
 
 @functools.lru_cache(maxsize=1)

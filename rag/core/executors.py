@@ -98,11 +98,10 @@ class LocalExecutor:
             pool = ProcessPoolExecutor(max_workers=min(self.workers, len(items)), mp_context=mp.get_context("spawn"),
                                        initializer=watch_parent, initargs=(os.getpid(), PARENT_POLL_S))
         with pool:
-            futs: dict[Future, Item] = {}
             try:
                 # submit starts the workers; a Ctrl-C meanwhile is raised during it or as the block ends: in this try
                 with _sigint_deferred() if self.mode == "processes" else nullcontext():
-                    futs = {pool.submit(_call, fn, it): it for it in items}
+                    futs: dict[Future, Item] = {pool.submit(_call, fn, it): it for it in items}
                 for f in as_completed(futs):
                     try:
                         out, secs = f.result()
