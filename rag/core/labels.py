@@ -71,13 +71,16 @@ def _pages_json(pages: Iterable[PageRef | dict | tuple]) -> list[dict[str, Any]]
 
 def append_label(path: Path | str, question: str, value: Any, pages: Iterable = (), status: str = "accepted",
                  labeller: str = "", kind: str | None = None, qid: str | None = None,
-                 evidence: str | None = None, searched: str | None = None) -> dict[str, Any]:
-    """Append one label line durably (flush + fsync) and return the record written."""
+                 evidence: str | None = None, searched: str | None = None,
+                 how_found: str | None = None) -> dict[str, Any]:
+    """Append one label line durably (flush + fsync) and return the record written. ``evidence`` (what the page
+    prints), ``searched`` (what was tried before settling on N/A) and ``how_found`` (rag.valgen_catalogue's
+    verbatim / synonym / na) are the labeller's notes, kept only when given."""
     if status not in STATUSES:
         raise LabelError(f"status must be one of {', '.join(STATUSES)}, not {status!r}")
     rec = {"time": _utc_now(), "qid": qid, "question": question, "kind": kind, "value": value,
            "pages": _pages_json(pages), "status": status, "labeller": labeller}
-    for field, text in (("evidence", evidence), ("searched", searched)):
+    for field, text in (("evidence", evidence), ("searched", searched), ("how_found", how_found)):
         if text is not None:
             if not isinstance(text, str):
                 raise LabelError(f"{field} must be a string, not {type(text).__name__}")

@@ -27,3 +27,14 @@ def pdf_page_texts(pdf: Path | str, pages: Iterable[int] | None = None,
                 for p in wanted]
     finally:
         doc.close()
+
+
+def pdf_page_count(pdf: Path | str) -> int:
+    """Pages of ``pdf`` (the document is always closed); errors as :func:`pdf_page_texts`."""
+    import pypdfium2 as pdfium
+
+    doc = pdfium.PdfDocument(str(pdf))
+    try:
+        return len(doc)
+    finally:
+        doc.close()
