@@ -32,6 +32,7 @@ LLAMA_ID      := $(LLAMA_VARIANT)-$(shell echo '$(LLAMA_VERSION) $(LLAMA_FLAGS)'
 # the sdist only and would hand back a wheel built with other flags.
 LLAMA_WHEELS  := .cache/wheels/llama-$(LLAMA_ID)
 LLAMA_STAMP   := .venv/.llama-$(LLAMA_ID)
+NUMPY_PIN     := $(shell sed -n 's/^ *"numpy\(==[^"]*\)",*$$/\1/p' pyproject.toml)
 
 .PHONY: setup cluster llama llama-rebuild models models-test check check-test run test demo kernel gpu gpu-weights gpu-model run-gpu gpu-dry-run gpu-check
 
@@ -69,6 +70,9 @@ $(LLAMA_STAMP):
 	  CMAKE_ARGS="$(LLAMA_FLAGS)" $(PIP) wheel -q --no-deps --no-cache-dir -w $(LLAMA_WHEELS).tmp \
 	    "llama-cpp-python==$(LLAMA_VERSION)" && mv $(LLAMA_WHEELS).tmp $(LLAMA_WHEELS); \
 	fi
+	@# llama-cpp-python's own requirements first (numpy at the project's pin): the --no-deps reinstall below
+	@# then finds them, and pip prints no "dependency resolver ... not installed" ERROR line in a fresh setup.
+	$(PIP) install -q "numpy$(NUMPY_PIN)" "diskcache>=5.6.1" "jinja2>=2.11.3" "typing-extensions>=4.5.0"
 	$(PIP) install -q --force-reinstall --no-deps $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
 	printf 'variant=%s version=%s CMAKE_ARGS="%s"\n' '$(LLAMA_VARIANT)' '$(LLAMA_VERSION)' '$(LLAMA_FLAGS)' > .venv/llama-build.txt
 	rm -f .venv/.llama-*

@@ -2,9 +2,10 @@
 
 Contracts:
 - ``infer_kind(text, n_companies) -> kind``: the ERC answer kind a question asks for, from its wording
-  (``--kind`` overrides): several companies named -> comparative; "Did/Does/Is/Has ..." -> boolean;
-  "names/titles/list/what are the" -> names; "who ..." or "name/title" -> name; else number
-  (tests/test_cli.py checks these rules on example wordings).
+  (``--kind`` overrides): several companies named -> comparative; why / explain -> text; "how many / how
+  much" -> number; "Did/Does/Is/Has ..." -> boolean; "names/titles/list/what are the" -> names; "who /
+  which ..." or "name/title" -> name; else number; the cue words of German, French, Spanish, Italian,
+  Portuguese, Russian, Chinese and Japanese beside English (tests/data/kind_phrasings.tsv measures them).
 - ``ask(cfg, ds, text, kind=None, llm=None, counter=None) -> AskResult``: routes, retrieves and answers
   like stages 05 and 06 (``retrieve_question`` / ``answer_question``: same config, same model cache) but
   writes no stage artifact. The dataset's reports must be indexed (``ensure_indexed`` runs 01-04, which
@@ -23,14 +24,27 @@ from .core.config import RunConfig
 from .core.dataset import KINDS, Dataset, Question  # noqa: F401 - KINDS: the CLI's --kind choices
 # Characters of page text shown under each cited page.
 SNIPPET_CHARS = 300
-# Open questions (issue 31): causes, explanations, descriptions -> the short-text kind.
+# The kind's cue words in the languages users write (tests/data/kind_phrasings.tsv measures them: 73 phrasings,
+# 9 languages). Open questions (issue 31): causes, explanations, descriptions -> the short-text kind.
 _TEXT = re.compile(r"^\s*(?:why|how(?!\s+(?:much|many|long|big|large|old|often)\b)|explain|describe|summari[sz]e)\b|"
                    r"\bwhat\s+(?:drove|drives|caused|causes|explains|led\s+to)\b|"
-                   r"\bwhat\s+(?:were|are)\s+the\s+(?:main\s+|major\s+|key\s+)?(?:drivers|reasons|factors|causes)\b", re.I)
+                   r"\bwhat\s+(?:were|are)\s+the\s+(?:main\s+|major\s+|key\s+)?(?:drivers|reasons|factors|causes)\b|"
+                   r"^\W*(?:warum|wieso|weshalb|pourquoi|por\s+qu[eé]|perch[eé]|почему|зачем|объясните|опишите|"
+                   r"erl[aä]utern|beschreiben|expliquez|d[eé]crivez|explique|describa)\b|为什么|为何|なぜ|どうして", re.I)
 _LEAD = re.compile(r"^\s*(?:as\s+of|at\s+the\s+end\s+of|in|during)\s[^,?]{1,40},\s*", re.I)
-_BOOLEAN = re.compile(r"^\s*(?:did|does|do|is|are|was|were|has|have|had|will|can|could)\b", re.I)
-_NAMES = re.compile(r"\b(?:names|titles|list|what are the|which (?:\w+ ){0,2}\w+[^s\W]s)\b", re.I)
-_NAME = re.compile(r"^\s*who\b|\b(?:name|title)\b", re.I)
+# How many / how much: a count or an amount, whatever noun follows ("How many directors ..." is a number).
+_COUNT = re.compile(r"^\W*(?:how\s+(?:many|much)|wie\s+(?:viele?|hoch)|combien|cu[aá]nt[oa]s?|quant[ioe]s?|"
+                    r"quant[oa]s|сколько)\b|多少|几[个名家位]|何人|いくら|何件|何社", re.I)
+_BOOLEAN = re.compile(r"^\W*(?:did|does|do|is|are|was|were|has|have|had|will|can|could|"
+                      r"hat|hatte|haben|ist|war|sind|gab|gibt|wurden?|"  # de
+                      r"est-ce\s+que?|y\s+a-t-il|"  # fr
+                      r"anunci[oó]|tiene|tuvo|hay|hubo|ha|han|es|fue|existe"  # es
+                      r")\b|\w-t-(?:il|elle|ils|elles)\b|\sли\s|是否|有没有|是不是|吗\s*[？?]?\s*$|ましたか|ありますか",
+                      re.I)
+_NAMES = re.compile(r"\b(?:names|titles|list|what are the|which (?:\w+ ){0,2}\w+[^s\W]s)\b|^\W*name\s+(?:the|all)\b|"
+                    r"\b(?:welche|nennen\s+sie|namen|quels\s+sont|quelles\s+sont|noms|cu[aá]les\s+son|nombres)\b|"
+                    r"哪些|名单|すべて挙げ|名前を", re.I)
+_NAME = re.compile(r"^\s*(?:who|which)\b|\b(?:name|title)\b|^\W*(?:wer|qui|qui[eé]n|chi|quem|кто)\b|谁|誰", re.I)
 
 
 class QuestionError(ValueError):
@@ -62,6 +76,8 @@ def infer_kind(text: str, n_companies: int = 1) -> str:
     text = _LEAD.sub("", text)
     if _TEXT.search(text):
         return "text"
+    if _COUNT.search(text):
+        return "number"
     if _BOOLEAN.search(text):
         return "boolean"
     if _NAMES.search(text):  # before _NAME: "the names of" is a list, "the name of" one
@@ -141,8 +157,18 @@ def ask(cfg: RunConfig, ds: Dataset, text: str, kind: str | None = None, llm: An
             for r in d["references"]]
     return AskResult(question=text, kind=kind, kind_inferred=inferred, companies=companies, value=d["value"],
                      references=refs, na_reason=d.get("na_reason"), reason=_reason(d),
-                     filings=[f"{r.filing or r.company}" + (f" ({r.why})" if r.why else "") for r in rec.routed],
+                     filings=filing_lines([(r.filing or r.company, r.why) for r in rec.routed]),
                      seconds=d.get("seconds", 0.0), usage=d.get("usage", {}))
+
+
+def filing_lines(routed: list[tuple[str, str]]) -> list[str]:
+    """"filing (why)" per routed filing; filings sharing one reason (both 10-Ks of a company, no period
+    named) name it once, after the last of them, instead of once each."""
+    out = []
+    for i, (filing, why) in enumerate(routed):
+        last_of_reason = i + 1 == len(routed) or routed[i + 1][1] != why
+        out.append(filing + (f" ({why})" if why and last_of_reason else ""))
+    return out
 
 
 def _reason(d: dict[str, Any]) -> str:

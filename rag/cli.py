@@ -90,6 +90,8 @@ def _valgen(argv: list[str]) -> int:
     """``rag valgen values ...``: the value questions (rag.valgen_values); else rag.valgen."""
     if argv[:1] == ["values"]:
         return _forward("rag.valgen_values")(argv[1:])
+    if argv and argv[0] == "catalogue":  # the catalogue-worded set
+        return _forward("rag.valgen_catalogue")(argv[1:])
     return _forward("rag.valgen")(argv)
 
 

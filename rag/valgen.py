@@ -237,9 +237,6 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in valgen_labels.COMMANDS:  # gold, page, grep, label, subset: the labeller's tools
         return valgen_labels.main(argv)
-    if argv and argv[0] == "catalogue":  # the catalogue-worded set (rag.valgen_catalogue)
-        from . import valgen_catalogue
-        return valgen_catalogue.main(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m rag.valgen")
     ap.add_argument("--out", type=Path, required=True), ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--count", type=int, default=110), ap.add_argument("--extra", default=SHARED / "erc2-extra")

@@ -1,7 +1,7 @@
 """The catalogue-worded validation set: every question the ERC round-2 generator can ask of a report, in the
 generator's words (``../shared/erc2-catalogue.json``), not the report's.
 
-``python -m rag.valgen catalogue --out data/erc2-cat`` writes ``subset.csv``, ``pdf_dirs.txt`` and
+``python -m rag.valgen_catalogue --out data/erc2-cat`` (or ``rag valgen catalogue ...``) writes ``subset.csv``, ``pdf_dirs.txt`` and
 ``questions.json`` for the 39 erc2-dev + erc2-extra reports, in sha1 order, per report:
 
 - every metric of its industry's catalogue list (the generator's two industry templates, alternating);
@@ -171,11 +171,14 @@ def makeup(data: Path, splits: dict | None = None) -> "pd.DataFrame":
         ["kind", "gold", "how_found", "half"]).reset_index(drop=True)
 
 
-def main(argv: list[str]) -> None:
-    """``catalogue --out DIR`` writes the set; ``catalogue import --data DIR PART...`` appends labellers' part
-    files; ``catalogue makeup --data DIR`` prints the make-up table."""
+def main(argv: list[str] | None = None) -> None:
+    """``--out DIR`` writes the set; ``import --data DIR PART...`` appends labellers' part
+    files; ``makeup --data DIR`` prints the make-up table."""
+    import sys
+
+    argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in ("import", "makeup"):
-        ap = argparse.ArgumentParser(prog=f"python -m rag.valgen catalogue {argv[0]}")
+        ap = argparse.ArgumentParser(prog=f"python -m rag.valgen_catalogue {argv[0]}")
         ap.add_argument("--data", type=Path, default=Path("data/erc2-cat"))
         ap.add_argument("parts", nargs="*", type=Path)
         a = ap.parse_args(argv[1:])
@@ -188,7 +191,7 @@ def main(argv: list[str]) -> None:
         print("".join(p + "\n" for p in problems), end="")
         print(f"{a.data / 'labels.jsonl'}: {n} labels appended, {len(problems)} lines refused")
         raise SystemExit(2 if problems else 0)
-    ap = argparse.ArgumentParser(prog="python -m rag.valgen catalogue")
+    ap = argparse.ArgumentParser(prog="python -m rag.valgen_catalogue")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--extra", type=Path, default=valgen.SHARED / "erc2-extra")
     ap.add_argument("--dev", type=Path, default=valgen.SHARED / "erc2-dev")
@@ -196,3 +199,7 @@ def main(argv: list[str]) -> None:
     qs = write_set(a.out, a.extra, a.dev)
     kinds = {k: sum(q["kind"] == k for q in qs) for k in ("number", "boolean")}
     print(f"{a.out}: {len(qs)} questions", kinds)
+
+
+if __name__ == "__main__":
+    main()

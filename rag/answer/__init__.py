@@ -163,7 +163,7 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
 def na_record(q: Question, reason: str) -> dict[str, Any]:
     """The debug record of a question answered N/A without the model (an upstream failure)."""
     return {"qid": q.qid, "question_text": q.text, "kind": q.kind, "routed": [], "retrieved": [],
-            "code_version": CODE_VERSION, "prompt_version": {}, "value": False if q.kind == "boolean" else NA,
+            "code_version": CODE_VERSION, "prompt_version": {}, "value": NA,  # a yes/no too: nothing was read
             "references": [], "na_reason": reason, "usage": {}, "repaired": False, "n_calls": 0, "seconds": 0.0}
 
 

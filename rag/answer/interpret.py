@@ -108,6 +108,22 @@ def is_answer(kind: str, value: Any) -> bool:
 
 
 def part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[CtxPage], part: list[CtxPage],
+               question: str, report_currency: str | None, company: str = "") -> tuple[Any, dict[str, Any]]:
+    """One part's value by kind; an answer copied from a prompt's example (rag.answer.example_check) is N/A."""
+    from .calls import prompts_dir
+    from .example_check import copied
+
+    value, info = _part_value(cfg, kind, call, cited, part, question, report_currency, company)
+    parsed = call.get("parsed") or {}
+    reasoning = " ".join(str(parsed.get(k) or "") for k in ("step_by_step_analysis", "reasoning_summary"))
+    why = copied(kind, value, reasoning.strip() if kind == "boolean" else "", prompts_dir(cfg),
+                 [p.text for p in part])
+    if why:
+        return NA, {**info, "example_copied": True, "na_reason": f"the answer {why}"}
+    return value, info
+
+
+def _part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[CtxPage], part: list[CtxPage],
                 question: str, report_currency: str | None, company: str = "") -> tuple[Any, dict[str, Any]]:
     parsed = call.get("parsed")
     if parsed is None and not (kind == "boolean" and p_decides(cfg, call.get("p_true"))):

@@ -22,10 +22,8 @@ Contracts:
 """
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -53,27 +51,17 @@ def printed_on(name: str, texts: Iterable[str]) -> bool:
     return any(_contains(name_key(t), key) for t in texts)
 
 
-@lru_cache(maxsize=8)
-def _examples(root: str, stamp: tuple[tuple[str, float], ...]) -> frozenset[tuple[str, ...]]:
-    out: set[tuple[str, ...]] = set()
-    for path, _ in stamp:
-        text = Path(path).read_text(encoding="utf-8")
-        for block in re.split(r"^--- answer\s*$", text, flags=re.M)[1:]:
-            body = re.split(r"^--- \w+\s*$", block, maxsplit=1, flags=re.M)[0].strip()
-            try:
-                final = json.loads(body).get("final_answer")
-            except (ValueError, AttributeError):
-                continue
-            for v in final if isinstance(final, list) else [final]:
-                if isinstance(v, str) and v.strip() and v.strip().upper() != NA:
-                    out.add(name_key(v))
-    return frozenset(out)
-
-
 def example_answers(prompts_dir: Path | str) -> frozenset[tuple[str, ...]]:
-    """See module docstring (re-read when an example file changes)."""
-    files = sorted((Path(prompts_dir) / "examples").glob("*.txt"))
-    return _examples(str(prompts_dir), tuple((str(p), p.stat().st_mtime) for p in files))
+    """See module docstring (the examples as rag.answer.example_check reads them)."""
+    from .example_check import example_blocks
+
+    out: set[tuple[str, ...]] = set()
+    for _, ans in example_blocks(prompts_dir):
+        final = ans.get("final_answer")
+        for v in final if isinstance(final, list) else [final]:
+            if isinstance(v, str) and v.strip() and v.strip().upper() != NA:
+                out.add(name_key(v))
+    return frozenset(out)
 
 
 def check_names(kind: str, value: Any, texts: Sequence[str],

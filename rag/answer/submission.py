@@ -88,7 +88,8 @@ def export_value(kind: str, value: Any) -> Any:
     """Answer-record value -> the value the ERC format wants for ``kind`` (None/empty -> "N/A")."""
     if kind == "boolean":
         # "If there is no mention, return False": an unanswered boolean exports as False; "N/A" stays
-        # (06 sets it only for a question routed to no single report: nothing was read, nothing to deny).
+        # (06 sets it only where nothing was read: a question routed to no single report, or one whose report
+        # or 05 item failed; the closing warning says "answered N/A", and so does the export).
         return value if isinstance(value, bool) or value == NA else False
     if value is None or value == NA or value == [] or value == "":
         return NA

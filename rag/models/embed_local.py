@@ -49,6 +49,14 @@ def default_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def quiet_weight_loading() -> None:
+    """No "Loading weights: 0%..0/103" bar from transformers (it went to the console of every ``rag ask``,
+    ``--quiet`` included); transformers' own switch, so its warnings and errors still show."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+
+
 class LocalEmbedder(_CachedEmbedder):
     """sentence-transformers model: a packaged one (``rag.models.weights.EMBEDDING_PACKAGES``), a folder, or
     (``hub=True``) a model hub name."""
@@ -86,6 +94,7 @@ class LocalEmbedder(_CachedEmbedder):
                 try:  # the import too: a broken torchvision fails it (inside transformers)
                     from sentence_transformers import SentenceTransformer
 
+                    quiet_weight_loading()
                     m = SentenceTransformer(source, device=model_device())
                 except Exception as e:  # noqa: BLE001 - any load failure is "this model is not available"
                     offline = " (HF_HUB_OFFLINE=1 in this process: only a copy in the hub cache loads)" \

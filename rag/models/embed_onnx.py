@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from .base import ModelUnavailable
-from .embed_local import LocalEmbedder, _local_source
+from .embed_local import LocalEmbedder, _local_source, quiet_weight_loading
 
 # Bump when the exported graph or the files beside it change (a new folder is exported).
 EXPORT_VERSION = "onnx-export-1"
@@ -100,6 +100,7 @@ def _export(source: str, out: Path, max_input_tokens: int) -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
+    quiet_weight_loading()
     st = SentenceTransformer(source, device="cpu")
     st.eval()
     class _Graph(torch.nn.Module):  # tensors in, sentence embedding out (what st.forward returns)
