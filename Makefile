@@ -107,7 +107,7 @@ test: models-test $(CLUSTER_STAMP)
 demo: $(STAMP)
 	$(PY) -m rag.demo --out data/demo
 
-# ---- a rented CUDA box (README "Competition day on a GPU box") -------------------------------------------
+# ---- a rented CUDA box (docs/gpu.md "Competition day on a GPU box") -------------------------------------------
 # `make gpu` after `make setup`: the CUDA torch + torchvision pair in .venv (the [gpu] extra), vLLM in its
 # own .venv-vllm (it pins another torch), docling's layout + TableFormer weights once into
 # data/models/docling (the gpu preset's parse.artifacts_path), the model into the HF cache, then the setup check (rag.preflight), which

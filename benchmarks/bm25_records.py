@@ -3,7 +3,7 @@
 
     .venv/bin/python benchmarks/bm25_records.py --data ../main/data/erc2-val --run-in figsample --run-out figval_bm25
 
-Reads ``outputs/<run-in>/03_chunk`` and ``02_clean``; routes each number question (``rag.route``), builds
+Reads ``outputs/<run-in>/03_chunk`` and ``02_clean``; routes each number question (``rag.retrieve.route``), builds
 a bm25s index of each routed report's chunks and retrieves with the pipeline's own search (lexicon
 query, ``retrieve.mode=bm25``, ``lift_to_pages``); writes ``outputs/<run-out>/05_retrieve/<qid>.json``
 in stage 05's shape (routed, candidates) and links ``02_clean``. Not stage 05: no dense search, no rerank.
@@ -36,7 +36,7 @@ def main(argv=None) -> int:
     from rag.core.dataset import load_dataset
     from rag.index import ReportIndex, bm25_tokens
     from rag.retrieve import retrieve_pages
-    from rag.route import route
+    from rag.retrieve.route import route
 
     ds = load_dataset(args.data, check_hashes=False)
     cfg = load_config(args.preset, data_dir=str(Path(args.data).resolve()), run=args.run_in, outputs_dir=args.outputs,

@@ -14,7 +14,7 @@ every number question with gold, builds the candidates of the top-k retrieved pa
 (c) average list length, tokens of the pick prompt vs today's text-reading prompt(s);
 (d) "code pick": the best-scoring candidate, no model (N/A when the list is empty): accuracy.
 With ``--llm`` (the preset's model; the llama.cpp server is started) each question is answered by
-``rag.fuse.answer_pages`` with ``answer.table_candidates`` on (``pick``: the pick, or today's reading
+``rag.answer.fuse.answer_pages`` with ``answer.table_candidates`` on (``pick``: the pick, or today's reading
 when there is no candidate; ``pick_fb``: also today's reading after an N/A pick), and with
 ``--baseline`` also with it off (``today``: today's reader). Only questions with candidates are asked
 unless ``--all-questions`` (without candidates every variant is today's reader): accuracy, N/A precision

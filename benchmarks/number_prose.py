@@ -10,7 +10,7 @@ sparse query: the question without boilerplate + search-lexicon terms). Only cod
 RUN: a run whose 02_clean holds the datasets' reports. Each variant is NAME:KEY=VAL,KEY=VAL over the offline
 preset. Prints per variant: value-gold found / answered N/A / wrong, N/A-gold answered N/A, N/A precision,
 and the paired flips against the first variant; --curve NAME prints that variant's threshold curve
-(rag.answer.tradeoff's rule: best candidate scoring >= t, else N/A).
+(rag.evaluate.tradeoff's rule: best candidate scoring >= t, else N/A).
 """
 from __future__ import annotations
 

@@ -283,7 +283,7 @@ def test_shared_rate_limiter_keeps_workers_within_one_key(make_cfg, local_cluste
 # ---- (d) two nodes started with `ray start` -----------------------------------------------------------------
 def _cluster_env() -> dict[str, str]:
     """Head, node and driver of the emulated cluster: on 127.0.0.1 only, so without Ray's token auth (a real
-    cluster keeps it on and gives every node the token: README "Running on a cluster")."""
+    cluster keeps it on and gives every node the token: docs/cluster.md)."""
     return {**_env(), "RAY_AUTH_MODE": "disabled"}
 
 

@@ -1,4 +1,7 @@
-"""Model layer: every model call of the pipeline goes through here (contracts in ``base.py``).
+"""Model layer: every LLM, embedding and cross-encoder call of the pipeline goes through here (contracts in
+``base.py``). Two local models are called directly by their stages instead: docling (stage 01,
+:mod:`rag.parse.docling_pages`) and RapidOCR (stage 02, :mod:`rag.clean.ocr`); they take their device from
+:mod:`rag.models.device` like the models here.
 
 - ``get_llm(cfg) -> LLM``: one client per ``cfg.llm`` section (the llama_cpp backend starts a local
   server on first use and stops it at exit / ``shutdown_all()``).

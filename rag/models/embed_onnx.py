@@ -212,7 +212,7 @@ class OnnxEmbedder(LocalEmbedder):
                 opts.intra_op_num_threads = self.threads
                 opts.inter_op_num_threads = 1
                 opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-                # Threads wait passively, as llama.cpp's do here (README "Benchmarks"): a spinning thread
+                # Threads wait passively, as llama.cpp's do here (docs/benchmarks.md): a spinning thread
                 # holds a core that another process on a shared 2-core machine needs, and its partner waits.
                 opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 try:
