@@ -143,6 +143,10 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
         from .figure_pick import pick_version
 
         versions.append(pick_version(prompts_dir(cfg)))
+        if cfg.answer.metric_choice:  # the choice-by-meaning prompt (rag.answer.metric_choice)
+            from .metric_choice import choose_version
+
+            versions.append(choose_version(prompts_dir(cfg)))
     if (cfg.answer.require_event_near_name and q.kind in ("name", "names")) or \
             (cfg.answer.require_event_for_true and q.kind == "boolean"):  # its events file
         from .event_check import events_version

@@ -151,6 +151,13 @@ def answer_from_tables(llm: Any, cfg: RunConfig, question: str, pages: list[CtxP
     if not cands:
         info0 = {"source": sources, "candidates": [], "dropped": dropped, "no_candidate": True,
                  "na_reason": f"no candidate from the {sources} of the top pages names the metric"}
+        if cfg.answer.metric_choice:  # no words name it: the lines closest in meaning, the reader chooses
+            from .metric_choice import answer_by_meaning
+
+            out = answer_by_meaning(llm, cfg, question, pages, report_currency, counter, company)
+            out["interpretation"] = {**info0, **out["interpretation"], "dropped": dropped,
+                                     "words_na_reason": info0["na_reason"]}
+            return out
         return {"value": NA, "cited": [], "calls": [], "interpretation": info0, "answering_part": None}
     mode = cfg.answer.figure_pick
     by_code = mode == "code" or (mode == "auto" and _clear_fit(cfg, cands))

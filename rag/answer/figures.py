@@ -99,13 +99,15 @@ class Candidate:
 
 def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
                      company: str = "", context_pages: list[CtxPage] | None = None, period_year: int | None = None,
-                     extra_aliases: tuple[str, ...] = ()) -> list[Candidate]:
+                     extra_aliases: tuple[str, ...] = (), any_label: bool = False) -> list[Candidate]:
     """Candidate figures of the question's metric from the tables of ``pages`` (module docstring);
     ``context_pages`` (default ``pages``) are searched for the dollar the report is presented in.
     ``period_year`` (computed figures, :mod:`rag.answer.computed`): the column of that year instead of the
     latest one; a table without it is skipped, and a table whose header names no year takes the years of
     the dated table above it on its page when their columns line up (a balance sheet split in two grids).
-    ``extra_aliases``: more row-label patterns of the metric (as :data:`LABEL_ALIASES`)."""
+    ``extra_aliases``: more row-label patterns of the metric (as :data:`LABEL_ALIASES`). ``any_label``: every row
+    with a figure in the period's column is a candidate, whatever its label says (the label checks are left to
+    :mod:`rag.answer.metric_choice`, which matches labels by meaning); the unit, period and currency rules hold."""
     a = cfg.answer
     terms = figure_check.metric_terms(question, company)
     aliases = aliases_for(question, company) + tuple(extra_aliases)
@@ -200,7 +202,7 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                 if (js := label_score(joined, terms, aliases, quals)) > score:
                     score, label = js, joined
             fit = score  # how well the label names the metric, before any bonus or penalty
-            if score < a.figure_min_label_score or (aliases and score < NON_ALIAS_MIN):
+            if not any_label and (score < a.figure_min_label_score or (aliases and score < NON_ALIAS_MIN)):
                 continue  # a metric with report wordings (LABEL_ALIASES): other labels must name it closely
             if per_share and not PER_SHARE_LABEL.search(label):
                 continue  # "Purchase of Ordinary shares" is no per-share figure

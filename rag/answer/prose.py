@@ -174,8 +174,9 @@ def _metric_fit(left: list[str], right: list[str], terms: set[str], phrases: lis
         stems = [metric._stems(w) for w in words]
         hit = {t for s in stems for t in terms if any(x.startswith(t) or t.startswith(x) for x in s)}
         share = len(hit) / len(terms)
-        if hit and share >= min_share - 1e-9:
-            dist = min(p for p, s in zip(pos, stems) if any(x.startswith(t) or t.startswith(x) for x in s for t in terms))
+        if (hit or min_share <= 0) and share >= min_share - 1e-9:  # 0: every figure (rag.answer.metric_choice)
+            dist = min((p for p, s in zip(pos, stems) if any(x.startswith(t) or t.startswith(x) for x in s for t in terms)),
+                       default=1)
             best = (share, dist - 1)
     text = " ".join(words).lower()
     for ph in phrases:

@@ -93,6 +93,14 @@ class AnswerConfig(_Frozen):
     # None: no threshold. 0.8 is the point of the threshold curve with the most questions right on 103 number
     # questions (erc2-dev + erc2-val's value set, RESULTS.md issue 28).
     figure_min_score: float | None = 0.8
+    # Numbers matched by meaning (rag.answer.metric_choice, issue 46): when no row or sentence names the metric
+    # in the question's words, every figure of the top pages that passes the unit / period / currency rules is
+    # ranked by the embedder's cosine to the metric; the reader chooses one of the metric_choice_list closest
+    # (or none) in one short call, and the line stands when its probability (log-probabilities) is at least
+    # metric_choice_min_p (chosen on the tuning half of data/splits.json; RESULTS.md).
+    metric_choice: bool = False
+    metric_choice_list: int = Field(8, ge=1, le=9)  # lines shown; one digit each (the probability is read there)
+    metric_choice_min_p: float = Field(0.5, ge=0, le=1)
     # Number questions: candidates also from figures printed in sentences (rag.answer.prose) -- numbers whose
     # surrounding words (prose_window_words before / after, in the sentence) hold prose_min_share of the
     # metric's word stems or a multi-word search-lexicon term of its topic; unit, scale, currency and period

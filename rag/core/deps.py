@@ -63,7 +63,8 @@ KEY_RULES: dict[str, dict[str, Any]] = {
     "index": {"bm25_stemmer": ADDED, "chunk_vectors": ("added_as", "stored")},
     "retrieve": {"dense_pool": ("added_as", 0)},
     # Computed figures (issue 31): off reproduces the answers from before; its knobs count only when on.
-    "answer": {"computed_figures": ADDED,
+    "answer": {"computed_figures": ADDED, "metric_choice": ADDED,
+               **{f: ("unused_when", "metric_choice", False) for f in ("metric_choice_list", "metric_choice_min_p")},
                **{f: ("unused_when", "computed_figures", False)
                   for f in ("computed_pages", "computed_decimals", "formulas_file")}},
 }

@@ -3,6 +3,7 @@
 Contract:
 - ``token_logprobs(resp) -> list | None``: an OpenAI-protocol chat completion's ``choices[0].logprobs`` as
   ``[(token, [(alternative, logprob), ...]), ...]`` (plain lists, JSON-cacheable); None when absent.
+- ``field_choice_probs(lps, field, n)``: P(0..n) of a one-digit JSON integer ``field`` (a numbered choice).
 - ``field_p_true(lps, field) -> float | None``: P(true) of the JSON boolean ``field`` in a generated object,
   read at the token that starts its value: exp(logprob) summed over the alternatives spelling ``true``
   against those spelling ``false`` ("true", " true", "True"...), normalised over the two. A grammar that
@@ -49,5 +50,26 @@ def field_p_true(lps: list | None, field: str = "final_answer") -> float | None:
                     mass[word] += math.exp(lp)
             total = mass[_TRUE] + mass[_FALSE]
             return mass[_TRUE] / total if total > 0 else None
+        text += token
+    return None
+
+
+def field_choice_probs(lps: list | None, field: str, n: int) -> list[float] | None:
+    """P(0..n) of the JSON integer ``field`` in a generated object, read at the token that starts its value:
+    exp(logprob) of the alternatives spelling each digit 0..n (``n`` <= 9: one token each), normalised over
+    them. None when the field is not found or no digit is among the alternatives."""
+    if not lps or not 0 < n <= 9:
+        return None
+    key = re.compile(r'"' + re.escape(field) + r'"\s*:\s*$')
+    text = ""
+    for token, alts in lps:
+        if key.search(text):
+            mass = [0.0] * (n + 1)
+            for alt, lp in alts:
+                word = alt.strip()
+                if word.isdigit() and len(word) == 1 and int(word) <= n:
+                    mass[int(word)] += math.exp(lp)
+            total = sum(mass)
+            return [m / total for m in mass] if total > 0 else None
         text += token
     return None
