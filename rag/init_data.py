@@ -9,7 +9,9 @@ Contract:
   ``out/questions.json`` a few example questions (each with a ``note`` saying it is an example). The result
   loads through :func:`rag.core.dataset.load_dataset`. Raises :class:`InitError` (a ``DatasetError``, so
   ``rag init`` prints one ``error:`` line and exits 2) when ``out`` exists and is not an empty folder,
-  ``pdfs`` has no PDF, or a PDF cannot be read (every such file named). Nothing is written before all
+  ``pdfs`` has no PDF, or no PDF can be read (every such file named). A PDF that cannot be read (corrupt, or
+  0 pages) beside readable ones is listed under its file name with a warning naming it and the problem, as
+  ``rag run`` carries such a report through (01 fails it, the others go on). Nothing is written before all
   PDFs are read; the folder is assembled beside ``out`` and renamed into place, so a failure leaves no
   half-written dataset. Duplicate files (same sha1) become one row and a warning.
 - Company and currency come from :mod:`rag.init_guess` (``guess_company``, ``guess_currency``).
@@ -110,6 +112,10 @@ def init_dataset(out: Path | str, pdfs: Path | str, link: bool = False) -> InitR
             pages = page_texts(path)
         except Exception as e:  # noqa: BLE001 - pdfium's errors name no file: collect and report them all
             bad.append(f"{path}: not a readable PDF ({str(e).strip() or type(e).__name__})")
+            # Carried through as rag run carries it: listed, named in a warning, failed by 01 with its reason.
+            rows.append(Row(sha1=sha1, file=path.name, company=path.stem.replace("_", " ").strip() or sha1[:8],
+                            currency=DEFAULT_CURRENCY))
+            filings[sha1] = detect_filing([])
             continue
         company, cur = guess_company(pages), guess_currency(pages)
         if company is None:
@@ -121,8 +127,10 @@ def init_dataset(out: Path | str, pdfs: Path | str, link: bool = False) -> InitR
             warnings.append(f"{path.name}: no currency found in its text; {cur} written, check it")
         rows.append(Row(sha1=sha1, file=path.name, company=company, currency=cur))
         filings[sha1] = detect_filing(pages)
-    if bad:
+    if len(bad) == len(first):
         raise InitError(f"{len(bad)} of {len(files)} PDFs cannot be read: " + "; ".join(bad))
+    warnings += [f"{b}; listed with its file name as company: stage 01 will fail it and go on with the others "
+                 "(replace the file, or remove its row and file)" for b in bad]
     rows = _with_filings(rows, filings)
     same = Counter(r.company for r in rows)
     apart = Counter((r.company, r.period, r.doc_type) for r in rows)

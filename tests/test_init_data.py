@@ -78,14 +78,32 @@ def test_refuses_to_overwrite_a_non_empty_folder(src, tmp_path):
     assert [p.name for p in out.iterdir()] == ["subset.csv"] and (out / "subset.csv").read_text() == "mine"
 
 
-def test_a_corrupt_pdf_is_named_and_nothing_is_written(src, tmp_path):
+@pytest.mark.reliability
+def test_a_corrupt_or_empty_pdf_is_carried_through_with_a_warning_as_rag_run_does(src, tmp_path):
+    """A PDF pdfium cannot open (garbage, or 0 pages) beside readable ones: listed with a warning naming the
+    file and the problem (rag run then fails it in 01 and goes on), not the whole folder refused."""
+    (src / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not really a PDF\n")
+    import pypdfium2 as pdfium
+
+    pdfium.PdfDocument.new().save(str(src / "empty.pdf"))  # 0 pages
+    out = tmp_path / "data" / "mine"
+    res = init_dataset(out, src)
+    assert {r.file for r in res.rows} == {"zephyr.pdf", "kestrel.PDF", "broken.pdf", "empty.pdf"}
+    warned = [w for w in res.warnings if "not a readable PDF" in w]
+    assert len(warned) == 2 and any(str(src / "broken.pdf") in w for w in warned)
+    assert any(str(src / "empty.pdf") in w for w in warned) and all("stage 01 will fail it" in w for w in warned)
+    assert len(load_dataset(out).reports) == 4
+
+
+def test_a_folder_of_unreadable_pdfs_is_named_and_nothing_is_written(tmp_path):
+    src = tmp_path / "reports"
+    src.mkdir()
     (src / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not really a PDF\n")
     out = tmp_path / "data" / "mine"
     with pytest.raises(DatasetError) as e:
         init_dataset(out, src)
     msg = str(e.value)
     assert str(src / "broken.pdf") in msg and "not a readable PDF" in msg and "\n" not in msg
-    assert "zephyr" not in msg  # only the bad file
     assert not (tmp_path / "data").exists()  # not even the parent: every PDF is read before writing
 
 
