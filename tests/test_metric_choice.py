@@ -22,6 +22,8 @@ PAGE = ("Our people\n\nAt December 31, 2023 our 4,100 team members worked in 12 
 
 def test_the_asked_metric_is_read_from_every_template():
     assert mc.metric_phrase(Q_HEAD, "Acme Corp") == "Year-end total headcount"
+    q = Q_HEAD.replace("Year-end total headcount", "Number of drugs on the market (approved)")
+    assert mc.metric_phrase(q, "Acme Corp") == "Number of drugs on the market (approved)"  # the company ends it
     q = ("For Acme Corp, what was the value of Branch count at year-end at the end of the period listed in annual "
          "report? If data is not available, return 'N/A'.")
     assert mc.metric_phrase(q, "Acme Corp") == "Branch count at year-end"

@@ -70,6 +70,10 @@ _UNIT_PAREN = re.compile(r"\s*\(in [A-Z]{3}\)")
 
 def metric_phrase(question: str, company: str = "") -> str:
     """See module docstring; the question's first sentence without the company when no template fits."""
+    if company:  # "value of Number of drugs on the market of Acme": the company, not the first "of", ends it
+        m = re.search(rf"\bvalue of (?P<m>.+) of {re.escape(company)} at the end of the period", question, re.I)
+        if m:
+            return _UNIT_PAREN.sub("", m.group("m")).strip(" ,")
     for rx in _ASKED:
         m = rx.search(question)
         if m:
