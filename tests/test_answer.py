@@ -411,7 +411,7 @@ def test_answer_real_small_model_on_demo(demo_dir, make_cfg):
 
 
 def test_reasoning_viewer_renders_debug_records(make_cfg):
-    from rag.widgets.reasoning_viewer import reasoning_viewer, render_debug_html
+    from rag.views.widgets.reasoning_viewer import reasoning_viewer, render_debug_html
 
     cfg = make_cfg()
     ds = make_ds([("Who is the CEO of Acme Corp?", "name")])
