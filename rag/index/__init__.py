@@ -23,6 +23,8 @@ Contract:
 - ``index.chunk_vectors="on_demand"``: no chunk is embedded here; the FAISS file holds an empty index of the
   model's dimension and the meta says ``vectors: false`` (the model is not loaded when its dimension is in
   ``rag.models.embed.KNOWN_DIMS``).
+- ``index_footprint(cfg, sha1, size) -> (bytes on disk, embedding seconds)`` of one built index (04's
+  notebook table, :mod:`rag.views.index`).
 
 The folder's names, metas and readers live in :mod:`rag.index.reader` (re-exported here).
 """
