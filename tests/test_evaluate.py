@@ -263,6 +263,9 @@ def test_tradeoff_labels_do_not_print_over_each_other(monkeypatch):
     texts = figs[0].axes[0].texts
     assert [x.get_text() for x in texts] == ["0.3–0.6", "0.8", "0.9, 0.95"]
     assert len({x.xy for x in texts}) == len(texts)  # one label per point
+    flat = pd.DataFrame({"threshold": ["none", 0.0, 0.3, 0.5, 1.0], "na_precision": [1.0, 1.0, 1.0, 1.0, 0.5],
+                         "found_pct": [100.0, 100.0, 100.0, 100.0, 50.0]})  # the demo run's curve
+    assert [s for _, _, s in plots.point_labels(flat)] == ["none, 0.0–0.5", "1.0"]
 
 
 def test_stage_costs_says_no_api_cost_offline(monkeypatch):

@@ -176,16 +176,19 @@ def ablation_png(table: pd.DataFrame) -> bytes:
 
 def point_labels(table: pd.DataFrame) -> list[tuple[float, float, str]]:
     """One label per distinct (N/A precision, values found) point of a tradeoff table: the thresholds that
-    land on it, in table order ("0.9, 0.95"; a run of more than two in a row as "0.3–0.6"), so thresholds
-    giving the same answers share one label instead of printing over each other."""
+    land on it, in table order ("0.9, 0.95"; a run of more than two in a row as "0.3–0.6", "none" kept apart:
+    "none, 0.0–0.95"), so thresholds giving the same answers share one label instead of printing over each other."""
     groups: dict[tuple[float, float], list[int]] = {}
     for i, r in enumerate(table.itertuples(index=False)):
         groups.setdefault((float(r.na_precision), float(r.found_pct)), []).append(i)
     names = [str(v) for v in table["threshold"]]
     out = []
     for (x, y), rows in groups.items():
+        head = [rows.pop(0)] if names[rows[0]] == "none" and len(rows) > 3 else []  # "none" is no number
         run = len(rows) > 2 and rows == list(range(rows[0], rows[-1] + 1))
-        out.append((x, y, f"{names[rows[0]]}–{names[rows[-1]]}" if run else ", ".join(names[i] for i in rows)))
+        label = ", ".join([names[i] for i in head] + ([f"{names[rows[0]]}–{names[rows[-1]]}"] if run
+                                                       else [names[i] for i in rows]))
+        out.append((x, y, label))
     return out
 
 
@@ -195,8 +198,11 @@ def tradeoff_png(table: pd.DataFrame) -> bytes:
     fig, ax = plt.subplots(figsize=FIG_SIZE)
     t = table.dropna(subset=["na_precision", "found_pct"])
     ax.plot(t["na_precision"], t["found_pct"], marker="o")
+    mid = (t["na_precision"].min() + t["na_precision"].max()) / 2 if len(t) else 0.0
     for x, y, label in point_labels(t):
-        ax.annotate(label, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        left = x > mid  # a label right of a point at the right edge would run off the figure
+        ax.annotate(label, (x, y), textcoords="offset points", xytext=(-4 if left else 4, 4), fontsize=8,
+                    ha="right" if left else "left", bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 1})
     ax.set_xlabel("N/A precision (N/A answers with N/A gold)")
     ax.set_ylabel("values found (% of value-gold numbers)")
     ax.set_title("Number questions: the picker's threshold (labels), code pick")
