@@ -1,22 +1,14 @@
-"""Small helpers the notebooks call (so their cells stay one-liners)."""
+"""A notebook's setup cell: config + dataset for its parameters (what it then shows: :mod:`rag.views`).
+
+Sits on top with the pipeline (it calls ``rag.pipeline.prepare``); nothing below imports it.
+"""
 from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
-
-from .core.artifacts import read_manifest
 from .core.config import RunConfig
 from .core.dataset import Dataset
-
-MAX_ROWS = 500  # per-question tables of a full round (100+ questions) show every row
-QUESTION_CHARS = 90  # question text shown in the per-question tables (rag.<stage>.report)
-
-
-def short(text: str, n: int) -> str:
-    """``text`` on one line, cut to ``n`` characters with an ellipsis."""
-    text = " ".join(str(text).split())
-    return text if len(text) <= n else text[: n - 1] + "…"
+from .views.common import display_options
 
 
 def setup(preset: str, data_dir: str, run: str, overrides: dict[str, Any] | None = None,
@@ -25,35 +17,10 @@ def setup(preset: str, data_dir: str, run: str, overrides: dict[str, Any] | None
     ``executor`` ("local" / "ray", None: as configured) is ``run.executor``."""
     from .pipeline import prepare
 
-    pd.set_option("display.max_colwidth", 120)
-    pd.set_option("display.width", 200)
-    pd.set_option("display.max_rows", MAX_ROWS)
+    display_options()
     if executor:
         overrides = {**(overrides or {}), "execution.executor": executor}
     cfg, ds = prepare(preset, data_dir, run, overrides)
     print(f"preset={cfg.preset} run={cfg.run} data={cfg.data_dir} reports={len(ds.reports)} "
           f"questions={len(ds.questions)} config_hash={cfg.config_hash()} executor={cfg.execution.executor}")
     return cfg, ds
-
-
-def manifest_summary(cfg: RunConfig, stage: str) -> pd.DataFrame:
-    """One-row view of a stage manifest: seconds, counts and tokens."""
-    m = read_manifest(cfg, stage)
-    row = {"stage": stage, "seconds": m.get("seconds"), **{f"count.{k}": v for k, v in m.get("counts", {}).items()},
-           **{f"tokens.{k}": v for k, v in m.get("tokens", {}).items()}}
-    return pd.DataFrame([row])
-
-
-def show_page_figure(cfg: RunConfig, ds: Dataset) -> None:
-    """Display 01's figure: the parsed page with the most tables, table boxes drawn (nothing when none)."""
-    from IPython.display import Image, display
-
-    from .parse.report import page_with_tables_png
-
-    fig = page_with_tables_png(cfg, ds)
-    if fig is None:
-        print("no parsed page has a table with a box")
-        return
-    caption, png = fig
-    print(caption)
-    display(Image(data=png))

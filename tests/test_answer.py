@@ -150,6 +150,21 @@ def test_number_scale_applied_in_code_and_export(make_cfg):
     assert len(llm.calls) == 1 and df2.loc[0, "status"] == "current"
 
 
+def test_manifest_records_the_llama_server_logits_patch(make_cfg):
+    """Issue 47: a refused logits patch is not silent: 06's manifest says what the server logged."""
+    cfg = make_cfg()
+    q = "What is the Cash flow from operations (in USD) for Acme Corp (within the last period)?"
+    ds = make_ds([(q, "number")])
+    write_retrieval(cfg, "q000", [page(A, 40, CASHFLOW, 0.8)])
+    llm = FakeLLM(lambda m, s: {**base([1]), "value_as_printed": "406,100", "scale": "thousands", "currency": "USD"})
+    run_answer(cfg, ds, progress=False, llm=llm, counter=COUNT)
+    assert "llm_server" not in read_json(cfg.run_dir / "06_answer" / "manifest.json")  # no server, nothing said
+    llm.server = type("Server", (), {"notes": {"logits_patch": "refused (version 9.9.9)"}})()
+    run_answer(cfg, ds, progress=False, llm=llm, counter=COUNT)
+    man = read_json(cfg.run_dir / "06_answer" / "manifest.json")
+    assert man["llm_server"] == {"logits_patch": "refused (version 9.9.9)"}
+
+
 def test_per_share_not_scaled_and_currency_mismatch(make_cfg):
     cfg = make_cfg()
     q1 = "What was the Dividend per share (in USD) for Acme Corp (within the last period)?"
@@ -411,7 +426,7 @@ def test_answer_real_small_model_on_demo(demo_dir, make_cfg):
 
 
 def test_reasoning_viewer_renders_debug_records(make_cfg):
-    from rag.widgets.reasoning_viewer import reasoning_viewer, render_debug_html
+    from rag.views.widgets.reasoning_viewer import reasoning_viewer, render_debug_html
 
     cfg = make_cfg()
     ds = make_ds([("Who is the CEO of Acme Corp?", "name")])

@@ -241,7 +241,7 @@ def test_bad_clean_file_names_the_file(make_cfg, tmp_path):
 
 
 def test_chunk_browser_filters_and_shows_neighbours(make_cfg, tmp_path):
-    from rag.widgets.chunk_browser import chunk_browser
+    from rag.views.widgets.chunk_browser import chunk_browser
 
     cfg = make_cfg(overrides={"chunk.sizes": [80]})
     rep = make_report()

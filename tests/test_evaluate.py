@@ -240,6 +240,48 @@ def test_plots_retrieval_hit_and_ablation():
     assert plots.ablation_png(table)[:4] == b"\x89PNG"
 
 
+def _figures(monkeypatch):
+    """The figures the plot functions draw (``_png`` kept from closing them), to read what they show."""
+    from rag.evaluate import plots
+
+    figs = []
+    real = plots._png
+    monkeypatch.setattr(plots, "_png", lambda fig: (figs.append(fig), real(fig))[1])
+    return figs
+
+
+def test_tradeoff_labels_do_not_print_over_each_other(monkeypatch):
+    """Issue 47: thresholds landing on one point (0.9 and 0.95 give the same answers) share one label."""
+    from rag.evaluate import plots
+
+    curve = pd.DataFrame({"threshold": ["none", 0.3, 0.5, 0.6, 0.8, 0.9, 0.95],
+                          "na_precision": [None, 0.5, 0.5, 0.5, 0.6, 0.75, 0.75],
+                          "found_pct": [80.0, 75.0, 75.0, 75.0, 70.0, 50.0, 50.0]})
+    assert plots.point_labels(curve.dropna()) == [(0.5, 75.0, "0.3–0.6"), (0.6, 70.0, "0.8"), (0.75, 50.0, "0.9, 0.95")]
+    figs = _figures(monkeypatch)
+    assert plots.tradeoff_png(curve)[:4] == b"\x89PNG"
+    texts = figs[0].axes[0].texts
+    assert [x.get_text() for x in texts] == ["0.3–0.6", "0.8", "0.9, 0.95"]
+    assert len({x.xy for x in texts}) == len(texts)  # one label per point
+    flat = pd.DataFrame({"threshold": ["none", 0.0, 0.3, 0.5, 1.0], "na_precision": [1.0, 1.0, 1.0, 1.0, 0.5],
+                         "found_pct": [100.0, 100.0, 100.0, 100.0, 50.0]})  # the demo run's curve
+    assert [s for _, _, s in plots.point_labels(flat)] == ["none, 0.0–0.5", "1.0"]
+
+
+def test_stage_costs_says_no_api_cost_offline(monkeypatch):
+    """Issue 47: an offline run's cost panel says so instead of drawing empty bars on a -0.04..0.04 axis."""
+    from rag.evaluate import plots
+
+    costs = pd.DataFrame({"stage": ["04_index", "06_answer"], "seconds": [8.0, 95.0], "prompt_tokens": [0, 4800],
+                          "completion_tokens": [0, 400], "embedding_tokens": [3000, 0], "cost_usd": [0.0, 0.0]})
+    figs = _figures(monkeypatch)
+    plots.stage_costs_png(costs)
+    plots.stage_costs_png(costs.assign(cost_usd=[0.0006, 0.012]))
+    offline, paid = (f.axes[2] for f in figs)
+    assert [x.get_text() for x in offline.texts] == [plots.NO_COST] and not len(offline.get_xticks())
+    assert not paid.texts and len(paid.get_xticks())
+
+
 def test_run_evaluate_on_demo_corpus(demo_dir, make_cfg):
     """Real run on the generated demo corpus: a submission built from its gold scores the maximum."""
     ds = load_dataset(demo_dir)

@@ -138,7 +138,7 @@ def test_verdict_widget_records_hand_verdicts_and_reopens_where_it_stopped(tmp_p
     on; a new widget opens at the first question without one; 07's verdict() reads them."""
     from rag.answer import submission_path
     from rag.evaluate.financebench import load_meta, text_verdicts_table
-    from rag.widgets.verdict_widget import verdict_widget
+    from rag.views.widgets.verdict_widget import verdict_widget
 
     out = tmp_path / "ds"
     import_financebench(_bench(tmp_path, qs=QS + [{**QS[2], "financebench_id": "id5", "question": "As of Q2'2023, why did Acme's costs rise?", "answer": "Freight."}]), out)

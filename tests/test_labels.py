@@ -101,7 +101,7 @@ def test_labels_path_rule(tmp_path):
 
 # ---- widget -----------------------------------------------------------------------------------
 def test_parse_helpers(tmp_path):
-    from rag.widgets.label_widget import parse_pages, parse_value
+    from rag.views.widgets.label_widget import parse_pages, parse_value
 
     ds = _ds(tmp_path)
     assert parse_pages("aaaa:3, b:7\n4", ds, default_sha1=A) == [PageRef(sha1=A, page=3), PageRef(sha1=B, page=7),
@@ -119,7 +119,7 @@ def test_parse_helpers(tmp_path):
 def test_widget_labels_and_resumes_on_demo(demo_dir, make_cfg, tmp_path):
     """Real PDFs (demo corpus): page images render, buttons append labels, a new widget resumes."""
     pytest.importorskip("ipywidgets")
-    from rag.widgets.label_widget import label_widget
+    from rag.views.widgets.label_widget import label_widget
 
     ds = load_dataset(demo_dir)
     cfg = make_cfg(demo_dir, run="lab")
@@ -158,7 +158,7 @@ def test_widget_labels_and_resumes_on_demo(demo_dir, make_cfg, tmp_path):
 
 
 def test_reasoning_text_finds_nested_fields(make_cfg, tmp_path):
-    from rag.widgets.label_widget import reasoning_text
+    from rag.views.widgets.label_widget import reasoning_text
 
     cfg = make_cfg(tmp_path, run="r")
     d = cfg.run_dir / "06_answer" / "debug"

@@ -1,13 +1,16 @@
-"""Layers that only point down (issue 30): the import graph of ``rag``, function-level imports included.
+"""Layers that only point down (issues 30, 47): the import graph of ``rag``, function-level imports included.
 
 core -> nothing above it; models -> core; the stage packages -> models + core (+ the owner readers of
-earlier stages); everything else (pipeline, CLI, ablate, widgets, notebooks' helpers) on top. A stage's
-report (``rag.<stage>.report``: what its notebook shows) lives beside its code but sits on top: it may read
-any stage through the owner readers, and no stage code may import it.
+earlier stages); ``rag.views`` (what the notebooks show: each stage's tables and figures, the widgets) on
+top of every stage; everything else (pipeline, CLI, ablate, the notebooks' setup) on top of the views. No
+exemption: a module sits where its package sits.
+Checked twice: between modules, and between packages (``rag.parse``, ..., ``rag.views``, ``rag.pipeline``:
+a module's package is ``rag.<first part>``), where no package may import one above it and no two packages
+may import each other, even through modules that do not.
 The graph is read with ``ast`` from the source (no import runs), so an import hidden inside a function
 counts like one at the top of a module.
 
-Run ``python tests/test_layers.py`` to print the graph's summary (modules, edges, upward imports, cycles).
+Run ``python tests/test_layers.py`` to print both graphs' summary (nodes, edges, upward imports, cycles).
 """
 from __future__ import annotations
 
@@ -70,20 +73,36 @@ def imports(mods: dict[str, Path]) -> dict[str, set[str]]:
     return graph
 
 
+VIEWS = "views"  # rag.views: on top of every stage, below the pipeline and the CLIs
+
+
 def layer(mod: str, stages: dict[str, int]) -> tuple[int, int]:
-    """(layer, stage number): 0 core, 1 models, 2 a stage package (numbered), 3 everything on top (a stage's
-    ``report`` module included).
-    The bare ``rag`` package (its ``__init__`` imports nothing) counts as core."""
+    """(layer, stage number) of a module or a package: 0 core, 1 models, 2 a stage package (numbered),
+    3 views, 4 everything on top. The bare ``rag`` package (its ``__init__`` imports nothing) counts as core."""
     parts = mod.split(".")
     if mod == "rag" or parts[1] == "core":
         return 0, 0
-    if parts[-1] == "report":  # display beside its stage, on top of every stage
-        return 3, 0
     if parts[1] == "models":
         return 1, 0
     if parts[1] in stages:
         return 2, stages[parts[1]]
-    return 3, 0
+    if parts[1] == VIEWS:
+        return 3, 0
+    return 4, 0
+
+
+def package(mod: str) -> str:
+    """A module's package at the folder level: ``rag.<first part>`` (a top-level module is its own)."""
+    return ".".join(mod.split(".")[:2])
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """``{package: packages it imports}`` from the module graph (imports inside one package left out)."""
+    out: dict[str, set[str]] = {}
+    for a, targets in graph.items():
+        pa = package(a)
+        out.setdefault(pa, set()).update(package(b) for b in targets if package(b) != pa)
+    return out
 
 
 def upward(graph: dict[str, set[str]], stages: dict[str, int]) -> list[str]:
@@ -146,6 +165,26 @@ def test_no_import_cycles():
     assert not found, "import cycles:\n  " + "\n  ".join(" <-> ".join(c) for c in found)
 
 
+def test_no_upward_package_imports():
+    bad = upward(package_graph(imports(modules())), _stage_packages())
+    assert not bad, "packages that import one above them:\n  " + "\n  ".join(bad)
+
+
+def test_no_package_cycles():
+    found = cycles(package_graph(imports(modules())))
+    assert not found, "package cycles:\n  " + "\n  ".join(" <-> ".join(c) for c in found)
+
+
+def test_views_sit_above_the_stages_and_below_the_pipeline():
+    """The order itself: a stage may not import a view, a view may import any stage, the pipeline a view."""
+    g = {"rag.parse": {"rag.views"}, "rag.views": {"rag.evaluate", "rag.pipeline"}, "rag.pipeline": {"rag.views"},
+         "rag.evaluate": set()}
+    assert upward(g, {"parse": 1, "evaluate": 7}) == ["rag.parse -> rag.views", "rag.views -> rag.pipeline"]
+    mods = {"rag.views.parse": {"rag.parse.x", "rag.views.common"}, "rag.parse.x": {"rag.views.common"}}
+    assert package_graph(mods) == {"rag.views": {"rag.parse"}, "rag.parse": {"rag.views"}}
+    assert cycles(package_graph(mods)) == [["rag.parse", "rag.views"]]  # a knot only the folder level sees
+
+
 def test_the_walk_sees_function_level_and_relative_imports(tmp_path):
     """The graph reader itself: an import inside a function and a relative one are both edges."""
     mods = {"rag.core.a": tmp_path / "a.py", "rag.models.b": tmp_path / "b.py", "rag.models": tmp_path / "__init__.py"}
@@ -158,14 +197,18 @@ def test_the_walk_sees_function_level_and_relative_imports(tmp_path):
     assert cycles(g) == [["rag.core.a", "rag.models.b"]]
 
 
+def summary(graph: dict[str, set[str]], stages: dict[str, int], nodes: str) -> None:
+    """Print one graph's counts ("N upward / N cycles"), then each upward import and each cycle."""
+    bad, cyc = upward(graph, stages), cycles(graph)
+    print(f"{len(graph)} {nodes}, {sum(map(len, graph.values()))} import edges: {len(bad)} upward / {len(cyc)} cycles")
+    for b in bad:
+        print("  upward: " + b)
+    for c in cyc:
+        print(f"  cycle of {len(c)} {nodes}: " + " ".join(c))
+
+
 if __name__ == "__main__":
     g = imports(modules())
     st = _stage_packages()
-    bad, cyc = upward(g, st), cycles(g)
-    print(f"{len(g)} modules, {sum(map(len, g.values()))} import edges (function-level included)")
-    print(f"upward imports: {len(bad)}")
-    for b in bad:
-        print("  " + b)
-    print(f"cycles: {len(cyc)}")
-    for c in cyc:
-        print(f"  {len(c)} modules: " + " ".join(c))
+    summary(g, st, "modules")  # function-level imports included
+    summary(package_graph(g), st, "packages")

@@ -305,7 +305,7 @@ def test_timeout_is_reported_as_failure(tmp_path, make_cfg, pdf_bytes):
 
 
 def test_page_viewer_shows_page_image_and_parsed_table(tmp_path, make_cfg, pdf_bytes):
-    from rag.widgets.page_viewer import page_viewer
+    from rag.views.widgets.page_viewer import page_viewer
 
     ds = load_dataset(_dataset(tmp_path / "data", {"Good Corp": pdf_bytes["Good Corp"]}))
     cfg = make_cfg(ds.root)

@@ -1,10 +1,10 @@
-"""rag.<stage>.report tables on tiny inputs (the real run of every table is the notebook smoke test)."""
+"""rag.views.<stage> tables on tiny inputs (the real run of every table is the notebook smoke test)."""
 from types import SimpleNamespace
 
 from rag.core.dataset import PageRef
-from rag.answer.report import _snippet
-from rag.chunk.report import chunk_length_table
-from rag.retrieve.report import _gold_rank
+from rag.views.answer import _snippet
+from rag.views.chunk import chunk_length_table
+from rag.views.retrieve import _gold_rank
 
 
 def _cfg(limit=256, mode="truncate"):

@@ -400,7 +400,7 @@ def test_search_text_drops_boilerplate_and_company():
 
 
 def test_viewer_html_marks_gold_and_unrouted():
-    from rag.widgets.retrieval_viewer import record_html
+    from rag.views.widgets.retrieval_viewer import record_html
 
     rec = {"qid": "q000", "kind": "number", "question": "Q?", "routed": [{"sha1": SHA, "company": "N Inc"}],
            "sub_questions": {}, "usage": {}, "seconds": 1.0,

@@ -7,7 +7,9 @@ Contracts:
   from every debug record) and ``submission.json`` (validated first: an invalid one is never written).
   A question whose key (05's key for it, prompt versions, answer+llm config, code version) is unchanged
   is skipped on a re-run. Owner of ``06_answer/``: ``load_answer``, ``load_answers``, ``submission_path``. ``llm``/``counter`` default to ``rag.models.get_llm(cfg)`` /
-  ``rag.models.count_tokens``; tests pass fakes.
+  ``rag.models.count_tokens``; tests pass fakes. When a local llama.cpp server answered in this
+  invocation, the manifest's ``llm_server`` says what it logged about itself (``logits_patch``:
+  "installed" / "refused (version X)", :func:`rag.models.server_notes`).
 - ``answer_question(llm, cfg, ds, q, rec, counter)`` -> the debug record of one question.
 - The parts, one module each: reading 05 records and packing the context (:mod:`rag.answer.context`),
   asking the model and fusing part answers (:mod:`rag.answer.fuse`, ``answer_pages``), interpreting answers
@@ -219,8 +221,12 @@ def run_answer(cfg: RunConfig, ds: Dataset, progress: bool = True, llm: Any = No
               "na": sum(1 for r in rows if r["value"] in (NA, None)),
               "repaired": sum(1 for d in debug if d.get("repaired")),
               "scale_suspect": sum(1 for d in debug if (d.get("sanity") or {}).get("status") == "suspect")}
+    from ..models import server_notes
+
+    notes = server_notes(llm)  # the llama.cpp server's logits patch: installed / refused (version X)
     stage.finish(counts=counts, inputs={q.qid: retrieve.record_file(q.qid) for q in ds.questions},
-                 item_ids=[i.id for i in items], extra={"failures": failures(outcomes)})
+                 item_ids=[i.id for i in items],
+                 extra={"failures": failures(outcomes), **({"llm_server": notes} if notes else {})})
     status = {"ran": "answered", "current": "current", "failed": "failed", "blocked": "blocked"}
     return pd.DataFrame([{"qid": d["qid"], "kind": d["kind"], "status": status[outcomes[d["qid"]].status],
                           "value": d["value"], "references": len(d["references"]),

@@ -28,6 +28,7 @@ from ..core.artifacts import STAGES, read_manifest  # noqa: E402
 from ..core.config import RunConfig  # noqa: E402
 
 FIG_SIZE = (7.0, 4.0)  # inches
+NO_COST = "no API cost (offline)"  # the cost panel of a run that billed nothing
 DPI = 100
 _HIT_COL = re.compile(r"^hit(?:@|_at_|_|)(\d+)$", re.IGNORECASE)
 
@@ -142,8 +143,11 @@ def stage_costs_png(costs: pd.DataFrame) -> bytes:
         left = left + vals
     a2.set_xlabel("tokens")
     a2.legend(fontsize="small")
-    a3.barh(costs["stage"], pd.to_numeric(costs.get("cost_usd", pd.Series(0.0, index=costs.index))).fillna(0),
-            color="#3c8cd0")
+    usd = pd.to_numeric(costs.get("cost_usd", pd.Series(0.0, index=costs.index))).fillna(0)
+    a3.barh(costs["stage"], usd, color="#3c8cd0")  # also when all 0: the stage rows line up with the other panels
+    if not usd.abs().sum():  # nothing billed (offline models): a sentence, not an empty -0.04..0.04 axis
+        a3.set_xticks([])
+        a3.text(0.5, 0.5, NO_COST, transform=a3.transAxes, ha="center", va="center", color="#555555")
     a3.set_xlabel("cost (USD)")
     for ax in (a1, a2, a3):
         ax.invert_yaxis()
@@ -170,15 +174,35 @@ def ablation_png(table: pd.DataFrame) -> bytes:
     return _png(fig)
 
 
+def point_labels(table: pd.DataFrame) -> list[tuple[float, float, str]]:
+    """One label per distinct (N/A precision, values found) point of a tradeoff table: the thresholds that
+    land on it, in table order ("0.9, 0.95"; a run of more than two in a row as "0.3–0.6", "none" kept apart:
+    "none, 0.0–0.95"), so thresholds giving the same answers share one label instead of printing over each other."""
+    groups: dict[tuple[float, float], list[int]] = {}
+    for i, r in enumerate(table.itertuples(index=False)):
+        groups.setdefault((float(r.na_precision), float(r.found_pct)), []).append(i)
+    names = [str(v) for v in table["threshold"]]
+    out = []
+    for (x, y), rows in groups.items():
+        head = [rows.pop(0)] if names[rows[0]] == "none" and len(rows) > 3 else []  # "none" is no number
+        run = len(rows) > 2 and rows == list(range(rows[0], rows[-1] + 1))
+        label = ", ".join([names[i] for i in head] + ([f"{names[rows[0]]}–{names[rows[-1]]}"] if run
+                                                       else [names[i] for i in rows]))
+        out.append((x, y, label))
+    return out
+
+
 def tradeoff_png(table: pd.DataFrame) -> bytes:
     """Values found (% of value-gold number questions) against N/A precision, one point per picker threshold
-    (``rag.evaluate.tradeoff.tradeoff``'s table), each labelled with its threshold."""
+    (``rag.evaluate.tradeoff.tradeoff``'s table), each point labelled with its thresholds (:func:`point_labels`)."""
     fig, ax = plt.subplots(figsize=FIG_SIZE)
     t = table.dropna(subset=["na_precision", "found_pct"])
     ax.plot(t["na_precision"], t["found_pct"], marker="o")
-    for _, r in t.iterrows():
-        ax.annotate(str(r["threshold"]), (r["na_precision"], r["found_pct"]), textcoords="offset points",
-                    xytext=(4, 4), fontsize=8)
+    mid = (t["na_precision"].min() + t["na_precision"].max()) / 2 if len(t) else 0.0
+    for x, y, label in point_labels(t):
+        left = x > mid  # a label right of a point at the right edge would run off the figure
+        ax.annotate(label, (x, y), textcoords="offset points", xytext=(-4 if left else 4, 4), fontsize=8,
+                    ha="right" if left else "left", bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 1})
     ax.set_xlabel("N/A precision (N/A answers with N/A gold)")
     ax.set_ylabel("values found (% of value-gold numbers)")
     ax.set_title("Number questions: the picker's threshold (labels), code pick")

@@ -23,6 +23,8 @@ Contract:
 - ``index.chunk_vectors="on_demand"``: no chunk is embedded here; the FAISS file holds an empty index of the
   model's dimension and the meta says ``vectors: false`` (the model is not loaded when its dimension is in
   ``rag.models.embed.KNOWN_DIMS``).
+- ``index_footprint(cfg, sha1, size) -> (bytes on disk, embedding seconds)`` of one built index (04's
+  notebook table, :mod:`rag.views.index`).
 
 The folder's names, metas and readers live in :mod:`rag.index.reader` (re-exported here).
 """
@@ -37,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.artifacts import file_sha256, hash_key, stage_dir
-from ..core.stage import ItemState, Stage
+from ..core.stage import ItemState, Stage, read_item_record
 from ..core.stage import item_state as _item_state
 from ..chunk import chunk_file, load_chunks
 from ..core.config import RunConfig
@@ -157,6 +159,14 @@ def _bytes(d: Path, sha1: str, size: int) -> int:
 
 def item_id(sha1: str, size: int) -> str:
     return f"{sha1}.s{size}"
+
+
+def index_footprint(cfg: RunConfig, sha1: str, size: int) -> tuple[int, float | None]:
+    """(bytes on disk, embedding seconds from its item record; None when unrecorded) of one (report, size)
+    index of this run; (0, None) when 04 never wrote it. The owner reader behind 04's notebook table."""
+    d = cfg.run_dir / STAGE  # may not exist yet: nothing on disk, no record
+    rec = read_item_record(d, item_id(sha1, size)) or {}
+    return _bytes(d, sha1, size), (rec.get("info") or {}).get("embed_seconds")
 
 
 def item_state(cfg: RunConfig, sha1: str, size: int) -> ItemState:

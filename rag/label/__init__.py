@@ -1,6 +1,6 @@
 """Stage 08: hand labels (a notebook only; no stage folder). The labels file itself (append-only
 ``data/<name>/labels.jsonl``, read back as gold by 07) is :mod:`rag.core.labels`; the widget that writes it
-is :mod:`rag.widgets.label_widget`.
+is :mod:`rag.views.widgets.label_widget`.
 
 Contracts:
 - ``label_state(ds, path=None) -> LabelState``: where labelling resumes (the first question, in dataset

@@ -9,6 +9,7 @@
 - Local models (embedder, cross-encoder, docling, OCR, llama.cpp / vLLM servers) run on ``cfg.device``,
   resolved by :mod:`rag.models.device`.
 - ``get_cross_encoder(cfg, name) -> CrossEncoder``: ``ModelUnavailable`` when its weights are absent.
+- ``server_notes(llm) -> dict``: what a client's local server said about itself (06's manifest records it).
 - ``get_encoding(cfg)`` / ``count_tokens(text, cfg)``: offline tiktoken (cl100k_base).
 Importing this package is cheap: torch, sentence-transformers and openai load on first use.
 """
@@ -34,6 +35,13 @@ def get_llm(cfg) -> LLM:
     from .llm import get_llm as _get
 
     return _get(cfg)
+
+
+def server_notes(llm) -> dict[str, str]:
+    """What the local server behind ``llm`` said about itself, for a stage manifest: a llama.cpp server's
+    ``logits_patch`` ("installed" / "refused (version X)", :mod:`rag.models.llama_logits`); {} for a client
+    without a server (remote backends, fakes) or before its server started."""
+    return dict(getattr(getattr(llm, "server", None), "notes", None) or {})
 
 
 def get_cross_encoder(cfg, name: str) -> CrossEncoder:

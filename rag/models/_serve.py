@@ -1,7 +1,8 @@
 """A model server with a watchdog that ends it when the process that started it is gone.
 
 - ``python _serve.py PARENT_PID <llama_cpp.server args>``: llama.cpp's server in this process, its
-  logits and log-probabilities computed only where they are read (:mod:`rag.models.llama_logits`).
+  logits and log-probabilities computed only where they are read (:mod:`rag.models.llama_logits`); its
+  first log line says whether that patch is ``installed`` or ``refused (version X)``.
 - ``python _serve.py PARENT_PID --exec CMD ARGS...``: any server executable (``vllm serve ...``) as a child
   in this process group. SIGTERM/SIGINT are passed on to it; when it exits, this process exits the same way
   (same code, or killed by the same signal), so the caller's watchdog reads the server's own fate.
@@ -70,6 +71,9 @@ def main() -> None:
     import llama_logits  # beside this file (run by path, so its folder is on sys.path)
 
     llama_logits.install()  # logits and log-probabilities only where they are read (see that module)
+    # A refused patch (an unchecked llama_cpp version) only makes the server slower: said in its log, and
+    # read back from there into 06's manifest (rag.models.llama_server).
+    print(llama_logits.log_line(), file=sys.stderr, flush=True)
     sys.argv = ["llama_cpp.server", *sys.argv[2:]]
     runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 

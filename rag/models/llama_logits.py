@@ -22,8 +22,15 @@ Contract:
   Returns False and changes nothing when llama_cpp is absent or its version is not one this was checked
   against (``CHECKED``): the server then computes as before, only slower. Idempotent; ``uninstall()``
   restores the originals.
+- ``status() -> str``: what the last ``install()`` in this process did: "installed", "refused (version X)"
+  (an unchecked llama_cpp X), "absent (no llama_cpp)", or "not tried". A refusal is not an error, so it is
+  said out loud: ``log_line()`` is the line ``rag.models._serve`` writes to the server's log, and
+  ``logged_status(text)`` reads it back from a log (``rag.models.llama_server`` puts it in the server's
+  notes, which 06 writes into its manifest as ``llm_server.logits_patch``).
+- ``PINNED``: the llama-cpp-python version ``make setup`` builds (the Makefile's ``LLAMA_VERSION``);
+  tests/test_llama_pin.py checks it is the one ``CHECKED`` names, and every other place that spells the pin.
 
-Used by ``rag.models._serve`` in the llama.cpp server process only.
+Used by ``rag.models._serve`` in the llama.cpp server process only (``logged_status`` also by the parent).
 """
 from __future__ import annotations
 
@@ -36,6 +43,8 @@ import numpy as np
 # eval writes one scores row per token; completion slices logits_to_logprobs(...)[token_offset:], iterates
 # the rows, indexes a row by token id and sorts its (value, index) pairs; sampling reads the context's logits.
 CHECKED = ("0.3.36",)
+PINNED = CHECKED[-1]  # what the project installs: the newest version read for the patch (module contract)
+LOG_TAG = "rag.models.llama_logits:"  # the server log line's start (log_line / logged_status)
 
 
 class LazyRows:
@@ -90,18 +99,41 @@ def _logits_to_logprobs(logits, axis: int = -1):
 
 _ORIGINAL: dict[str, Any] = {}
 _SIGNATURE: inspect.Signature | None = None
+_STATUS = "not tried"  # what the last install() did (status())
+
+
+def status() -> str:
+    """What the last :func:`install` in this process did (module contract)."""
+    return _STATUS
+
+
+def log_line() -> str:
+    """The server log's line about the patch: ``rag.models.llama_logits: installed`` (or refused ...)."""
+    return f"{LOG_TAG} {status()}"
+
+
+def logged_status(log_text: str) -> str | None:
+    """The patch's status as :func:`log_line` wrote it in a server log; None when the log has no such line."""
+    for line in log_text.splitlines():
+        if line.startswith(LOG_TAG):
+            return line[len(LOG_TAG):].strip()
+    return None
 
 
 def install() -> bool:
     """Patch llama_cpp's ``Llama`` in this process (module contract)."""
-    global _SIGNATURE
+    global _SIGNATURE, _STATUS
     try:
         import llama_cpp
         from llama_cpp.llama import Llama
     except ImportError:
+        _STATUS = "absent (no llama_cpp)"
         return False
-    if getattr(llama_cpp, "__version__", "") not in CHECKED:
+    version = getattr(llama_cpp, "__version__", "")
+    if version not in CHECKED:
+        _STATUS = f"refused (version {version or 'unknown'})"
         return False
+    _STATUS = "installed"
     if getattr(Llama, "_rag_logits_patched", False):  # also when this file was imported under another name
         return True
     _ORIGINAL.update(eval=Llama.eval, create_completion=Llama.create_completion,

@@ -14,7 +14,9 @@ error. A server that has exited (segfault, OOM kill, bad model file) is describe
 signal and quoting the log tail — no retry loop against a dead port. ``restarts`` counts restarts.
 
 The machinery (port, readiness, log, watchdog, stop) is :class:`rag.models.managed_server.ManagedServer`,
-shared with the vLLM server; this module adds the llama.cpp command and install check.
+shared with the vLLM server; this module adds the llama.cpp command and install check, and after each
+start ``notes["logits_patch"]``: "installed" or "refused (version X)" as the server logged it
+(:mod:`rag.models.llama_logits`), which 06 writes into its manifest.
 ``n_gpu_layers`` (``--n_gpu_layers``) is 0 on CPU (llama.cpp's own default), -1 = every layer on the GPU.
 
 ``stop()`` terminates it (kill after a grace period); it is also registered with ``atexit`` and usable
@@ -28,10 +30,16 @@ import os
 import sys
 from pathlib import Path
 
+from . import llama_logits
 from .base import ModelUnavailable
 # The shared machinery; re-exported here (tests and older callers use rag.models.llama_server.<name>).
 from .managed_server import (LOG_DIR, SERVE, _LIVE, _LIVE_LOCK, ManagedServer, clean_stale_logs,  # noqa: F401
                              describe_exit, free_port, stop_all_servers)
+
+
+# Bytes read from the start of a server log for the logits patch's line (_serve.py writes it before the
+# server itself starts logging).
+_LOG_HEAD_BYTES = 64_000
 
 
 class LlamaServer(ManagedServer):
@@ -58,6 +66,23 @@ class LlamaServer(ManagedServer):
                 "--port", str(self.port), "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads),
                 "--n_threads_batch", str(self.n_threads_batch), "--n_gpu_layers", str(self.n_gpu_layers),
                 "--flash_attn", "true" if self.flash_attn else "false"]
+
+    def start(self):
+        """Start (see ``ManagedServer.start``), then read from its log whether the logits patch is installed."""
+        super().start()
+        self.read_notes()
+        return self
+
+    def read_notes(self) -> None:
+        """``notes["logits_patch"]`` from the head of the running server's log (``rag.models._serve`` writes
+        the line before the server starts logging); unchanged when there is no log or no such line."""
+        with self._lock:
+            if self._log_path is None or not self._log_path.exists():
+                return
+            with open(self._log_path, "rb") as f:
+                found = llama_logits.logged_status(f.read(_LOG_HEAD_BYTES).decode(errors="replace"))
+            if found:
+                self.notes["logits_patch"] = found
 
     def check_installed(self) -> None:
         if not self.gguf_path.exists():

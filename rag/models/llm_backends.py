@@ -31,6 +31,7 @@ def check_backend(cfg) -> None:
     if c.backend == "llama_cpp":
         import importlib.util
 
+        from .llama_logits import PINNED
         from .weights import gguf_missing_hint, gguf_path
 
         path = gguf_path(c.gguf, cfg.path("models_dir"))
@@ -38,7 +39,7 @@ def check_backend(cfg) -> None:
             raise ModelUnavailable(gguf_missing_hint(c.gguf, cfg.path("models_dir")))
         if importlib.util.find_spec("llama_cpp") is None:
             raise ModelUnavailable("llama-cpp-python is not installed: run `make setup` "
-                                   "(pip install 'llama-cpp-python[server]==0.3.36')")
+                                   f"(pip install 'llama-cpp-python[server]=={PINNED}')")
     elif c.backend == "vllm":
         from .vllm_server import get_vllm_server
 

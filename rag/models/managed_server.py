@@ -115,6 +115,7 @@ class ManagedServer:
         self._log_path: Path | None = None
         self._last_tail = ""
         self._lock = threading.RLock()
+        self.notes: dict[str, str] = {}  # what the server said about itself (a subclass fills it): for manifests
 
     # ---- what a subclass provides ------------------------------------------------------------------
     def command(self) -> list[str]:

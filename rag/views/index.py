@@ -1,24 +1,21 @@
 """What notebook 04 shows: ``index_table``, index sizes and embedding time per (report, chunk size).
 
 Every function reads the run's artifacts through the owner readers only (never runs a stage), returns a pandas
-DataFrame (or PNG bytes) and is cheap enough for every headless run. Report modules sit on top of the stages
+DataFrame (or PNG bytes) and is cheap enough for every headless run. Views sit on top of the stages
 (tests/test_layers.py): no stage code imports one. Pages are 1-based physical pages; scores "higher = better".
 """
 from __future__ import annotations
 
 import pandas as pd
 
-from ..core.artifacts import run_dir_of
 from ..core.config import RunConfig
 from ..core.dataset import Dataset
-from ..core.stage import read_item_record
-from . import STAGE, _bytes, item_id, load_index_info
+from ..index import index_footprint, load_index_info
 
 
 def index_table(cfg: RunConfig, ds: Dataset) -> pd.DataFrame:
     """Per (report, chunk size) index: chunks, dimension, whether 04 stored the chunk vectors ("vectors": False
     under index.chunk_vectors="on_demand", where 05 embeds its pools), bytes on disk, embedding seconds."""
-    d = run_dir_of(cfg) / STAGE  # this package owns the folder; it may not exist yet (an empty table)
     rows = []
     for r in ds.reports:
         for size in cfg.chunk.sizes:
@@ -26,8 +23,8 @@ def index_table(cfg: RunConfig, ds: Dataset) -> pd.DataFrame:
                 info = load_index_info(cfg, r.sha1, size)
             except (FileNotFoundError, ValueError):
                 continue
-            rec = read_item_record(d, item_id(r.sha1, size)) or {}
+            nbytes, embed_seconds = index_footprint(cfg, r.sha1, size)
             rows.append({"sha1": r.sha1[:8], "company": r.company, "size": size, "chunks": info.chunks,
-                         "model": info.model_name, "dim": info.dim, "vectors": info.vectors, "MB": round(_bytes(d, r.sha1, size) / 1e6, 2),
-                         "embed_seconds": (rec.get("info") or {}).get("embed_seconds")})
+                         "model": info.model_name, "dim": info.dim, "vectors": info.vectors,
+                         "MB": round(nbytes / 1e6, 2), "embed_seconds": embed_seconds})
     return pd.DataFrame(rows)

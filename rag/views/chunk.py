@@ -2,7 +2,7 @@
 input limit.
 
 Every function reads the run's artifacts through the owner readers only (never runs a stage), returns a pandas
-DataFrame (or PNG bytes) and is cheap enough for every headless run. Report modules sit on top of the stages
+DataFrame (or PNG bytes) and is cheap enough for every headless run. Views sit on top of the stages
 (tests/test_layers.py): no stage code imports one. Pages are 1-based physical pages; scores "higher = better".
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..core.config import RunConfig
 from ..core.dataset import Dataset
-from . import item_state, load_chunks
+from ..chunk import item_state, load_chunks
 
 LENGTH_BINS = (0, 64, 128, 192, 320, 384, 512)  # embedder-token bins of the 03 histogram (+ limit + 1)
 LENGTH_SAMPLE = 5000  # chunks tokenized for the 03 histogram at most (evenly spaced; all when fewer)

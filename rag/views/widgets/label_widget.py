@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..core.config import RunConfig
-from ..core.dataset import Dataset, Question
-from ..core.labels import append_label, labels_path, latest_labels
-from ..label import format_value, label_state, parse_pages, parse_value  # noqa: F401 - tests use them here
+from ...core.config import RunConfig
+from ...core.dataset import Dataset, Question
+from ...core.labels import append_label, labels_path, latest_labels
+from ...label import format_value, label_state, parse_pages, parse_value  # noqa: F401 - tests use them here
 from .page_viewer import render_page_png
 
 REASONING_KEYS = ("step_by_step_analysis", "reasoning_summary", "reasoning", "final_answer", "p_true", "na_reason")
@@ -28,8 +28,8 @@ PAGE_TEXT_CHARS = 6000  # page text shown under a page image
 # ---- data (no ipywidgets needed) -----------------------------------------------------------
 def model_answers(cfg: RunConfig) -> dict[str, dict[str, Any]]:
     """``{question text: {"value", "refs"}}`` from the run's submission; {} when 06 has not run."""
-    from ..answer import submission_path
-    from ..evaluate import load_submission
+    from ...answer import submission_path
+    from ...evaluate import load_submission
 
     p = submission_path(cfg)
     return load_submission(p) if p.exists() else {}
@@ -51,7 +51,7 @@ def _walk(node: Any, depth: int = 0):
 def reasoning_text(cfg: RunConfig, qid: str) -> str:
     """The reasoning fields found anywhere in ``06_answer/debug/<qid>.json`` (e.g. each call's
     ``parsed.step_by_step_analysis``), as text; the raw record when none is found."""
-    from ..answer import load_answer
+    from ...answer import load_answer
 
     try:
         data = load_answer(cfg, qid).model_dump(mode="json")
@@ -64,7 +64,7 @@ def reasoning_text(cfg: RunConfig, qid: str) -> str:
 
 def page_text(cfg: RunConfig, sha1: str, page: int) -> str:
     """Markdown of 1-based ``page`` of a clean report (through ``rag.clean.page_texts``; '' when absent)."""
-    from ..clean import page_texts
+    from ...clean import page_texts
 
     try:
         return page_texts(cfg, sha1)[1].get(page, "")

@@ -2,7 +2,7 @@
 same dataset.
 
 Every function reads the run's artifacts through the owner readers only (never runs a stage), returns a pandas
-DataFrame (or PNG bytes) and is cheap enough for every headless run. Report modules sit on top of the stages
+DataFrame (or PNG bytes) and is cheap enough for every headless run. Views sit on top of the stages
 (tests/test_layers.py): no stage code imports one. Pages are 1-based physical pages; scores "higher = better".
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..core.artifacts import read_manifest
 from ..core.config import RunConfig
-from . import STAGE, compare_runs, scores_path
+from ..evaluate import STAGE, compare_runs, scores_path
 
 
 def earlier_runs(cfg: RunConfig, limit: int = 8) -> pd.DataFrame:

@@ -14,9 +14,9 @@ import html
 from pathlib import Path
 from typing import Any
 
-from ..core.config import RunConfig
-from ..core.dataset import Dataset
-from ..evaluate.financebench import VERDICTS, append_verdict, hand_verdicts, text_verdicts_table
+from ...core.config import RunConfig
+from ...core.dataset import Dataset
+from ...evaluate.financebench import VERDICTS, append_verdict, hand_verdicts, text_verdicts_table
 from .label_widget import model_answers, page_text
 
 PAGE_TEXT_CHARS = 1500  # characters of each cited page shown under the answer

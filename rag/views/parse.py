@@ -1,8 +1,8 @@
 """What notebook 01 shows: ``parse_table`` pages/tables per report; ``page_with_tables_png`` one rendered
-page with its table boxes.
+page with its table boxes (``show_page_figure`` displays it in the notebook).
 
 Every function reads the run's artifacts through the owner readers only (never runs a stage), returns a pandas
-DataFrame (or PNG bytes) and is cheap enough for every headless run. Report modules sit on top of the stages
+DataFrame (or PNG bytes) and is cheap enough for every headless run. Views sit on top of the stages
 (tests/test_layers.py): no stage code imports one. Pages are 1-based physical pages; scores "higher = better".
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..core.config import RunConfig
 from ..core.dataset import Dataset
-from . import item_state, load_parsed
+from ..parse import item_state, load_parsed
 
 PAGE_SCALE = 0.8  # render scale of the 01 page figure (1.0 = 72 dpi)
 
@@ -39,7 +39,7 @@ def page_with_tables_png(cfg: RunConfig, ds: Dataset, scale: float = PAGE_SCALE)
     from PIL import Image, ImageDraw
     import io
 
-    from ..widgets.page_viewer import render_page_png
+    from .widgets.page_viewer import render_page_png
 
     for r in ds.reports:
         if item_state(cfg, r.sha1).status != "done":
@@ -57,3 +57,16 @@ def page_with_tables_png(cfg: RunConfig, ds: Dataset, scale: float = PAGE_SCALE)
         img.save(buf, format="PNG")
         return f"{r.company} ({r.sha1[:8]}) page {page.page}: {len(page.tables)} table(s)", buf.getvalue()
     return None
+
+
+def show_page_figure(cfg: RunConfig, ds: Dataset) -> None:
+    """Display 01's figure: the parsed page with the most tables, table boxes drawn (nothing when none)."""
+    from IPython.display import Image, display
+
+    fig = page_with_tables_png(cfg, ds)
+    if fig is None:
+        print("no parsed page has a table with a box")
+        return
+    caption, png = fig
+    print(caption)
+    display(Image(data=png))

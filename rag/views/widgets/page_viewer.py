@@ -13,8 +13,8 @@ import io
 from pathlib import Path
 from typing import Callable
 
-from ..core.artifacts import read_json
-from ..core.records import ParsedPage, ParsedReport
+from ...core.artifacts import read_json
+from ...core.records import ParsedPage, ParsedReport
 
 _STYLE = ("<style>.rag-pv table{border-collapse:collapse;font-size:11px;margin:4px 0}"
           ".rag-pv td,.rag-pv th{border:1px solid #bbb;padding:1px 4px}.rag-pv th{background:#eef}"
@@ -82,7 +82,7 @@ def _image_viewer(pdf_path: Path | str, title_html: str, value: int, last: int, 
 def page_viewer(report: ParsedReport | Path | str, pdf_path: Path | str, page: int = 1, scale: float = 1.0):
     """Slider + page image + parsed blocks/tables of one parsed report (``rag.parse.load_parsed(cfg, sha1)``,
     or the path of its file)."""
-    from ..parse import load_parsed
+    from ...parse import load_parsed
 
     rep = report if isinstance(report, ParsedReport) else load_parsed(report)
     pages = {p.page: p for p in rep.pages}
@@ -97,7 +97,7 @@ def clean_viewer(report, pdf_path: Path | str, page: int = 1, scale: float = 1.0
 
     Pages are 1-based, as in every record. OCR'd pages are flagged in the title line of the page.
     """
-    from ..core.records import CleanReport
+    from ...core.records import CleanReport
 
     rep = report if isinstance(report, CleanReport) else CleanReport.model_validate(read_json(report))
     pages = {p.page: p for p in rep.pages}

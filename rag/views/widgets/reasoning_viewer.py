@@ -72,7 +72,7 @@ def reasoning_viewer(cfg_or_dir: Any, ds: Any = None):
     folder path. ``ds`` is accepted for symmetry with the other viewers and unused."""
     import ipywidgets as w
 
-    from ..answer import load_answers
+    from ...answer import load_answers
 
     # a folder: the run's 06_answer/debug folder (as before) or the run folder itself
     run = Path(cfg_or_dir).parent.parent if isinstance(cfg_or_dir, (str, Path)) and Path(cfg_or_dir).name == "debug" \

@@ -2,7 +2,7 @@
 right/wrong when gold exists.
 
 Every function reads the run's artifacts through the owner readers only (never runs a stage), returns a pandas
-DataFrame (or PNG bytes) and is cheap enough for every headless run. Report modules sit on top of the stages
+DataFrame (or PNG bytes) and is cheap enough for every headless run. Views sit on top of the stages
 (tests/test_layers.py): no stage code imports one. Pages are 1-based physical pages; scores "higher = better".
 """
 from __future__ import annotations
@@ -16,8 +16,8 @@ from ..clean import page_texts
 from ..core.config import RunConfig
 from ..core.dataset import Dataset
 from ..evaluate import evaluate_submission
-from ..notebook import QUESTION_CHARS, short
-from . import load_answers, submission_path
+from ..answer import load_answers, submission_path
+from .common import QUESTION_CHARS, short
 
 SNIPPET_CHARS = 160  # cited-page snippet in the 06 table
 

@@ -1,7 +1,7 @@
 """What notebook 02 shows: ``clean_table``, what cleanup and OCR changed per report.
 
 Every function reads the run's artifacts through the owner readers only (never runs a stage), returns a pandas
-DataFrame (or PNG bytes) and is cheap enough for every headless run. Report modules sit on top of the stages
+DataFrame (or PNG bytes) and is cheap enough for every headless run. Views sit on top of the stages
 (tests/test_layers.py): no stage code imports one. Pages are 1-based physical pages; scores "higher = better".
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pandas as pd
 from ..core.config import RunConfig
 from ..core.dataset import Dataset
 from ..parse import load_parsed
-from . import item_state, load_clean
+from ..clean import item_state, load_clean
 
 
 def clean_table(cfg: RunConfig, ds: Dataset) -> pd.DataFrame:

@@ -1,7 +1,7 @@
 """What notebook 05 shows: ``retrieval_questions``, per question: routing, top pages with scores, gold rank.
 
 Every function reads the run's artifacts through the owner readers only (never runs a stage), returns a pandas
-DataFrame (or PNG bytes) and is cheap enough for every headless run. Report modules sit on top of the stages
+DataFrame (or PNG bytes) and is cheap enough for every headless run. Views sit on top of the stages
 (tests/test_layers.py): no stage code imports one. Pages are 1-based physical pages; scores "higher = better".
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pandas as pd
 from ..core.config import RunConfig
 from ..core.dataset import Dataset
 from ..evaluate.retrieval_metrics import rank_lists
-from ..notebook import QUESTION_CHARS, short
-from . import load_retrievals
+from ..retrieve import load_retrievals
+from .common import QUESTION_CHARS, short
 
 TOP_PAGES_SHOWN = 5  # candidate pages listed per question in the 05 table
 

@@ -29,7 +29,7 @@ def viewer_records(source: Any) -> dict[str, dict[str, Any]]:
     read through ``rag.retrieve.load_retrievals``; a ``{qid: record}`` mapping is taken as it is."""
     if isinstance(source, Mapping):
         return dict(source)
-    from ..retrieve import STAGE, load_retrievals
+    from ...retrieve import STAGE, load_retrievals
 
     if isinstance(source, (str, Path)) and Path(source).name == STAGE:
         source = Path(source).parent

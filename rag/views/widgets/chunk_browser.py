@@ -11,9 +11,9 @@ from pathlib import Path
 
 import ipywidgets as w
 
-from ..chunk import STAGE, chunked_sizes, load_chunks
-from ..core.config import RunConfig
-from ..core.records import Chunk
+from ...chunk import STAGE, chunked_sizes, load_chunks
+from ...core.config import RunConfig
+from ...core.records import Chunk
 
 ALL = "all"
 KINDS = (ALL, "text", "table", "serialized_table")
@@ -26,7 +26,7 @@ def _reports(cfg: RunConfig) -> dict[str, list[int]]:
 
 def _companies(cfg: RunConfig) -> dict[str, str]:
     try:
-        from ..core.dataset import load_dataset
+        from ...core.dataset import load_dataset
 
         return {r.sha1: r.company for r in load_dataset(Path(cfg.path("data_dir")), check_hashes=False).reports}
     except Exception:  # the browser still works on sha1s alone
