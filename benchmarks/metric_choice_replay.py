@@ -36,7 +36,9 @@ def replayed(rec, t: float | None):
     return m["shown"][n - 1]["value"] if n else "N/A"
 
 
-def table(recs, gold: dict[str, list[str]], thresholds: list[float]) -> list[dict]:
+def table(recs, gold: dict[str, list[str]], thresholds: list[float], na_weight: float = 1.0) -> list[dict]:
+    """One row per threshold (module docstring); ``na_weight``: how many questions of the half each N/A-gold
+    question stands for (a run over a sample of them), used for the weighted N/A precision."""
     rows = []
     for t in [None, *thresholds]:
         r = {"t": "off" if t is None else t, "n": 0, "values": 0, "right": 0, "as_na": 0, "wrong": 0,
@@ -58,6 +60,8 @@ def table(recs, gold: dict[str, list[str]], thresholds: list[float]) -> list[dic
             r["as_na"] += is_na
             r["wrong"] += not ok and not is_na
         r["na_precision"] = round(r["na_gold_na"] / r["na_answers"], 3) if r["na_answers"] else None
+        weighted = r["na_gold_na"] * na_weight + r["as_na"]
+        r["na_precision_w"] = round(r["na_gold_na"] * na_weight / weighted, 3) if weighted else None
         rows.append(r)
     return rows
 
@@ -68,6 +72,8 @@ def main() -> int:
     ap.add_argument("--data", required=True, type=Path, help="the labelled set whose halves are read")
     ap.add_argument("--half", choices=("tuning", "report"), default="tuning")
     ap.add_argument("--grid", default="0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9")
+    ap.add_argument("--na-weight", type=float, default=1.0, help="questions of the half each N/A-gold question "
+                    "of the run stands for (a sample: N/A-gold in the half / N/A-gold in the run)")
     a = ap.parse_args()
     ds = load_dataset(a.data, check_hashes=False)
     keep = half_texts(ds, a.half)
@@ -78,9 +84,9 @@ def main() -> int:
         return 2
     meant = sum(bool((r.model_extra.get("interpretation") or {}).get("meaning")) for r in recs)
     print(f"{a.run} on {a.data}, {a.half} half: {len(recs)} number questions, {meant} answered by meaning")
-    cols = ["t", "n", "values", "right", "as_na", "wrong", "na_gold", "na_gold_na", "na_precision"]
+    cols = ["t", "n", "values", "right", "as_na", "wrong", "na_gold", "na_gold_na", "na_precision", "na_precision_w"]
     print("  ".join(f"{c:>10}" for c in cols))
-    for r in table(recs, gold, [float(x) for x in a.grid.split(",")]):
+    for r in table(recs, gold, [float(x) for x in a.grid.split(",")], a.na_weight):
         print("  ".join(f"{str(r[c]):>10}" for c in cols))
     return 0
 

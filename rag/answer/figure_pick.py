@@ -27,7 +27,7 @@ from pydantic import BaseModel, field_validator
 from ..core.config import RunConfig
 from .calls import prompts_dir, structured_call
 from .context import CtxPage
-from .figures import NA, Candidate, build_candidates, dedupe
+from .figures import NA, Candidate, build_candidates, dedupe, format_candidates  # noqa: F401 - re-exported
 from .wholes import whole_first
 
 
@@ -72,20 +72,6 @@ def _pick_parts(prompts_dir: Path) -> dict[str, str]:
 
 def pick_version(prompts_dir: Path) -> str:
     return hashlib.sha256(repr(sorted(_pick_parts(prompts_dir).items())).encode()).hexdigest()[:12]
-
-
-def format_candidates(cands: list[Candidate]) -> str:
-    """One line per candidate: number, row label (a sentence's words in quotes), period, unit, printed value
-    (and its table, or "[sentence]")."""
-    out = []
-    for i, c in enumerate(cands, 1):
-        if c.source == "prose":  # the words around the figure stand for the row label
-            out.append(f'{i}. "{c.label}" | {c.period or "period not stated"} | {c.unit} | {c.printed} [sentence]')
-            continue
-        where = f" [table: {c.title}]" if c.title else ""
-        out.append(f"{i}. {c.label} | {c.period or 'period not stated'} | {c.unit or 'unit not stated'} | "
-                   f"{c.printed}{where}")
-    return "\n".join(out)
 
 
 def pick_messages(question: str, cands: list[Candidate], prompts_dir: Path) -> list[dict[str, str]]:

@@ -276,6 +276,20 @@ def _title(line: str) -> str:
     return s if len(s) <= TITLE_CHARS else s[: TITLE_CHARS - 1].rstrip() + "…"
 
 
+def format_candidates(cands: list[Candidate]) -> str:
+    """One line per candidate: number, row label (a sentence's words in quotes), period, unit, printed value
+    (and its table, or "[sentence]")."""
+    out = []
+    for i, c in enumerate(cands, 1):
+        if c.source == "prose":  # the words around the figure stand for the row label
+            out.append(f'{i}. "{c.label}" | {c.period or "period not stated"} | {c.unit} | {c.printed} [sentence]')
+            continue
+        where = f" [table: {c.title}]" if c.title else ""
+        out.append(f"{i}. {c.label} | {c.period or 'period not stated'} | {c.unit or 'unit not stated'} | "
+                   f"{c.printed}{where}")
+    return "\n".join(out)
+
+
 def dedupe(found: list[Candidate]) -> list[Candidate]:
     """One candidate per value (the best-scoring row keeps it; other tables count as support)."""
     order = sorted(found, key=lambda c: (-c.score, c.rank))

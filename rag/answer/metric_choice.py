@@ -38,8 +38,7 @@ from pydantic import BaseModel, field_validator
 from ..core.config import RunConfig
 from .calls import prompts_dir
 from .context import CtxPage
-from .figure_pick import format_candidates
-from .figures import NA, Candidate, build_candidates, dedupe
+from .figures import NA, Candidate, build_candidates, dedupe, format_candidates
 
 CHOOSE_FILE = Path("figures") / "choose.txt"
 TOP_LOGPROBS = 20  # alternatives per token: every digit 0..9 must be among them to be read
