@@ -54,6 +54,15 @@ def test_a_stage_calls_the_model_only_where_the_registry_says_it_may(make_cfg, s
 def test_unknown_stage_is_a_clear_error():
     with pytest.raises(KeyError, match="unknown stage '09_x'; known: 01_parse"):
         reg.spec("09_x")
+    with pytest.raises(KeyError, match="no stage has package 'x'; known: parse, clean"):
+        reg.name_of("x")
+
+
+def test_each_stage_package_takes_its_folder_name_from_the_registry():
+    for name, st in reg.STAGES.items():
+        assert reg.name_of(st.package) == name
+        if not st.notebook_only:
+            assert importlib.import_module(st.module).STAGE == name, st.module
 
 
 # ---- each stage reads what it declares ----------------------------------------------------------------

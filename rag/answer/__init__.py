@@ -32,7 +32,7 @@ from ..core.stage import Stage
 from .comparative import answer_comparative, comparison_direction  # noqa: F401
 from ..core.config import RunConfig
 from .context import Counter, CtxPage, candidates_by_report, merged_pages, page_row, report_or_none  # noqa: F401
-from ..core import deps
+from ..core import deps, stages
 from ..core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
 from ..core.loop import executor as make_executor
 from ..core.usage import COST_DIGITS as USAGE_COST_DIGITS
@@ -46,7 +46,7 @@ from .submission import build_submission, write_submission
 from ..retrieve import routing_na_reason
 
 CODE_VERSION = "06-answer-9"  # 9: total rows of breakdowns, periods below grids, measures, heading rows (bold and plain), bullet columns, pence cells, counted nouns, qualifier penalty, parent entity notes, header text rows, the whole over its parts; 8: full entity names, named rows, statement bonus, per-share rows; 7: number candidates on all 10 pages, label qualifiers, notes columns, initialisms, prose range/name/change rules; 6: boolean P(true) from log-probabilities; 4: sentence candidates, N/A threshold, whole-word percentage questions; 5: unrouted/ambiguous questions N/A, names checked on pages
-STAGE = "06_answer"
+STAGE = stages.name_of("answer")  # this package's folder, from the registry (rag.core.stages)
 SUBMISSION = "submission.json"
 
 

@@ -34,12 +34,12 @@ from ..core.stage import ItemState, Stage
 from ..core.stage import item_state as _item_state
 from .split import Counter, atoms, pack, split_page, table_pieces
 from ..core.config import RunConfig
-from ..core import deps
+from ..core import deps, stages
 from ..core.loop import Item, Jsonl, Result, failures, outcome_counts, run_items, upstream_block
 from ..core.records import Chunk, CleanReport
 
 CODE_VERSION = "chunk-1"
-STAGE = "03_chunk"
+STAGE = stages.name_of("chunk")  # this package's folder, from the registry (rag.core.stages)
 COLUMNS = ["sha1", "company", "size", "chunks", "text", "table", "serialized_table", "max_tokens", "over_limit",
            "seconds"]
 

@@ -49,7 +49,7 @@ from .text import (build_vocab, clean_text, drop_indices, edge_indices, edge_key
                          garbled_ratio, is_page_number, normalize_glyphs, normalize_whitespace, repeated_edge_keys)
 from .shifted import letter_similarity, unshift_pages
 from ..core.config import RunConfig
-from ..core import deps
+from ..core import deps, stages
 from ..core.loop import Item, Json, Result, failures, run_items, upstream_block
 from ..core.loop import executor as make_executor
 from ..core.usage import ItemUsage
@@ -58,7 +58,7 @@ from ..core.records import CleanPage, CleanReport, CleanTable, ParsedPage, Parse
 
 # Bump when the clean output changes for the same input and config (invalidates every report).
 CODE_VERSION = "clean-4"  # 2: shifted-letter pages to OCR, OCR time budget; 3: unshift pages OCR did not read; 4: the report's dollar from its presentation statement or place of filing before counted mentions
-STAGE = "02_clean"
+STAGE = stages.name_of("clean")  # this package's folder, from the registry (rag.core.stages)
 REPEATED_KEYS_KEPT = 50  # repeated header/footer keys kept in an item's details (the rest only counted)
 # Page texts of clean reports, cached per file version (05 reads the same report for many questions).
 _PAGES_LOCK = threading.Lock()

@@ -10,13 +10,13 @@ from typing import Any, Callable
 import numpy as np
 
 from ..chunk import STAGE as CHUNK_STAGE, chunk_file, load_chunks
-from ..core import deps
+from ..core import deps, stages
 from ..core.artifacts import read_json, stage_dir
 from ..core.config import RunConfig
 from ..core.records import Chunk, IndexInfo
 from .bm25 import bm25_tokens
 
-STAGE = "04_index"
+STAGE = stages.name_of("index")  # this package's folder, from the registry (rag.core.stages)
 # Embed-config fields that change the vectors (batch size changes only speed); those of
 # deps.OMIT_WHEN_DEFAULT / UNUSED_WHEN (embed.hub, embed.long_text, ...) join only when they change the vectors,
 # so the metas of indexes built before they existed still match.

@@ -28,7 +28,7 @@ from ..core.artifacts import hash_key, read_json, run_dir_of
 from ..core.stage import ItemState, Stage
 from ..core.stage import item_state as _item_state
 from ..core.config import ParseConfig, RunConfig
-from ..core import deps
+from ..core import deps, stages
 from ..core.loop import Item, ItemError, Json, Result, failures, outcome_counts, run_items
 from ..core.loop import executor as make_executor
 # page_metrics, standard_pages: re-exported, tests use them as rag.parse.<name>.
@@ -39,7 +39,7 @@ from ..core.records import PageMetrics, ParsedPage, ParsedReport
 
 # Bump when the parse output changes for the same PDF and config (invalidates every report).
 CODE_VERSION = "parse-3"
-STAGE = "01_parse"
+STAGE = stages.name_of("parse")  # this package's folder, from the registry (rag.core.stages)
 COLUMNS = ["sha1", "company", "pages", "tables", "seconds", "pipeline", "error"]
 
 log = logging.getLogger(__name__)

@@ -42,7 +42,7 @@ from ..core.artifacts import hash_key, read_json, run_dir_of
 from ..core.stage import ItemState, Stage
 from ..core.stage import item_state as _item_state
 from ..core.config import RunConfig
-from ..core import deps
+from ..core import deps, stages
 from ..core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
 from ..core.loop import executor as make_executor
 from ..core.usage import ItemUsage
@@ -58,7 +58,7 @@ from .route import route, route_filings, routing_status, split_comparative
 from .search import clear_caches, lift_to_pages, page_texts, retrieve_pages, rrf, search_chunks  # noqa: F401
 
 CODE_VERSION = "retrieve-2"  # 2: statement pages count no percentages and no line-opening (exhibit) numbers as figures
-STAGE = "05_retrieve"
+STAGE = stages.name_of("retrieve")  # this package's folder, from the registry (rag.core.stages)
 
 
 # ---- the stage --------------------------------------------------------------------------------
