@@ -45,7 +45,7 @@ from typing import Any, Callable, Mapping, Sequence
 import pandas as pd
 
 from .ablate_grid import expand_grid, parse_axis, slug, variant_overrides
-from .core.artifacts import STAGES, hash_key, write_bytes_atomic, write_json_atomic, write_text_atomic
+from .core.artifacts import STAGE_PACKAGES, hash_key, write_bytes_atomic, write_json_atomic, write_text_atomic
 from .core.config import RunConfig, load_config
 from .core import deps
 from .core.stages import names
@@ -274,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = ap.parse_args(argv)
     name = a.name or f"{Path(a.data).name}-ablation"
     stages = tuple(a.stages.split(",")) if a.stages else PIPELINE
-    unknown = [s for s in stages if s not in STAGES]
+    unknown = [s for s in stages if s not in STAGE_PACKAGES]
     if unknown:
         ap.error(f"unknown stage(s) {unknown}; known: {', '.join(PIPELINE)}")
     fixed = parse_set(a.set)

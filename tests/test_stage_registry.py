@@ -29,7 +29,7 @@ def test_every_list_of_stages_derives_from_the_registry():
     from rag import ablate, pipeline, preflight
     from rag.core import artifacts, deps
 
-    assert deps.PIPELINE == reg.PIPELINE == tuple(artifacts.STAGES)
+    assert deps.PIPELINE == reg.PIPELINE == tuple(artifacts.STAGE_PACKAGES)
     assert pipeline.NOTEBOOKS == reg.NOTEBOOKS and set(pipeline.stage_functions()) == set(reg.PIPELINE)
     assert all(deps.UPSTREAM[s] == reg.STAGES[s].upstream for s in reg.PIPELINE)
     assert preflight._LLM_STAGES == {s for s in reg.STAGES if reg.STAGES[s].may_call_llm}

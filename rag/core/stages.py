@@ -7,7 +7,7 @@ Contract:
   stage calls the chat model, :func:`rag.core.deps.llm_uses`), whether it may call a model at all and
   on which device, what its items are, and whether its folder may be shared between ablation variants.
 - Everything that lists stages derives from here: :mod:`rag.core.deps` (order, upstream, sections),
-  :mod:`rag.core.artifacts` (``STAGES``), :mod:`rag.pipeline` (notebooks, stage functions),
+  :mod:`rag.core.artifacts` (``STAGE_PACKAGES``), :mod:`rag.pipeline` (notebooks, stage functions),
   :mod:`rag.preflight` (which stages need the parser's weights, the device, the chat model),
   :mod:`rag.ablate` (which stages a seed run may lend), ``notebooks/make_notebooks.py`` and the
   contract tests. tests/test_contract.py checks that each stage reads exactly the upstream declared here.
