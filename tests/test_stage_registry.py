@@ -22,7 +22,8 @@ import pytest
 from rag.core import stages as reg
 
 # Reader names besides ``load_*``: the functions through which another module reads a stage's folder.
-OWNER_READERS = ("item_state", "index_files", "page_texts", "submission_path", "scores_path", "chunked_sizes")
+OWNER_READERS = ("item_state", "index_files", "page_texts", "submission_path", "scores_path", "chunked_sizes",
+                 "report_path", "chunk_path", "record_path")
 
 
 def test_every_list_of_stages_derives_from_the_registry():

@@ -188,7 +188,7 @@ def run_answer(cfg: RunConfig, ds: Dataset, progress: bool = True, llm: Any = No
             retrieve.load_retrieval(cfg, q.qid)
         key = question_key(cfg, q, up.key) if not why else hash_key(q.text, q.kind, why, CODE_VERSION)
         items.append(Item(q.qid, key, (debug_file(q.qid),), (q, why),
-                          inputs=() if why else (str(run_dir_of(cfg) / retrieve.STAGE / retrieve.record_file(q.qid)),)))
+                          inputs=() if why else (str(retrieve.record_path(cfg, q.qid)),)))
     todo = [it for it in items if not it.payload[1] and not stage.is_current(it.id, it.key, *it.outputs)]
     if todo and llm is None:
         from ..models import get_llm

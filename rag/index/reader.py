@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..chunk import STAGE as CHUNK_STAGE, chunk_file, load_chunks
+from ..chunk import chunk_file, chunk_path, load_chunks
 from ..core import deps, stages
 from ..core.artifacts import read_json, stage_dir
 from ..core.config import RunConfig
@@ -127,7 +127,7 @@ def index_files(cfg: RunConfig, sha1: str, size: int | None = None) -> list[str]
     """What :func:`load_report_index` reads (absolute paths, the BM25 folder as one): a worker's inputs."""
     size = cfg.retrieve.chunk_size if size is None else size
     d = stage_dir(cfg, STAGE)
-    return [str(d / n) for n in _names(sha1, size)] + [str(stage_dir(cfg, CHUNK_STAGE) / chunk_file(sha1, size))]
+    return [str(d / n) for n in _names(sha1, size)] + [str(chunk_path(cfg, sha1, size))]
 
 
 def load_report_index(cfg: RunConfig, sha1: str, size: int | None = None) -> ReportIndex:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..core.artifacts import hash_key, read_json, run_dir_of
+from ..core.artifacts import hash_key, read_json, run_dir_of, stage_dir
 
 from ..core.stage import ItemState, Stage
 from ..core.stage import item_state as _item_state
@@ -107,6 +107,12 @@ def _parse_item(item: Item) -> Result:
 # ---- what later stages read (this module owns 01_parse/) ------------------------------------------------
 def report_file(sha1: str) -> str:
     return f"{sha1}.json"
+
+
+def report_path(cfg: RunConfig | Path | str, sha1: str) -> Path:
+    """``01_parse/<sha1>.json`` of a run (a later stage's input); FileNotFoundError naming the folder when 01
+    never ran (:func:`rag.core.artifacts.stage_dir`)."""
+    return stage_dir(cfg, STAGE) / report_file(sha1)
 
 
 def item_state(cfg: RunConfig | Path | str, sha1: str) -> ItemState:

@@ -37,7 +37,7 @@ from typing import Any, Sequence
 import pandas as pd
 from pydantic import ValidationError
 
-from ..core.artifacts import hash_key, read_json, run_dir_of
+from ..core.artifacts import hash_key, read_json, run_dir_of, stage_dir
 
 from ..core.stage import ItemState, Stage
 from ..core.stage import item_state as _item_state
@@ -190,6 +190,12 @@ def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataF
 # ---- what later stages read (this module owns 05_retrieve/) ------------------------------------
 def record_file(qid: str) -> str:
     return f"{qid}.json"
+
+
+def record_path(cfg_or_run: RunConfig | Path | str, qid: str) -> Path:
+    """``05_retrieve/<qid>.json`` of a run (a later stage's input); FileNotFoundError naming the folder when 05
+    never ran (:func:`rag.core.artifacts.stage_dir`)."""
+    return stage_dir(cfg_or_run, STAGE) / record_file(qid)
 
 
 def item_state(cfg_or_run: RunConfig | Path | str, qid: str) -> ItemState:
