@@ -11,9 +11,11 @@ items and are not counted.
 """
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
 import inspect
+import re
 import sys
 from pathlib import Path
 
@@ -57,6 +59,40 @@ def test_unknown_stage_is_a_clear_error():
         reg.spec("09_x")
     with pytest.raises(KeyError, match="no stage has package 'x'; known: parse, clean"):
         reg.name_of("x")
+
+
+# ---- no stage-folder names in code outside the registry -------------------------------------------------
+RAG = Path(__file__).resolve().parents[1] / "rag"
+_STAGE_NAME = re.compile(r"\b(?:" + "|".join(map(re.escape, reg.STAGES)) + r")\b")
+
+
+def folder_literals(source: str) -> list[tuple[int, str]]:
+    """``(line, text)`` of the string constants in ``source``'s code that spell a stage folder: a stage name
+    alone or inside a path (``"05_retrieve"``, ``"06_answer/submission.json"``, an f-string's ``"/04_index/"``).
+    Docstrings and other bare string statements are documentation, comments are not constants, and prose with
+    spaces ("run stage 05_retrieve first": help and error text) names a stage for a reader, not a folder."""
+    tree = ast.parse(source)
+    docs = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+    hits = [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and id(n) not in docs and _STAGE_NAME.search(n.value) and not re.search(r"\s", n.value.strip())]
+    return [(n.lineno, n.value) for n in sorted(hits, key=lambda n: (n.lineno, n.col_offset))]
+
+
+def test_folder_literals_finds_code_not_documentation():
+    src = ('"""Module doc: 05_retrieve."""\n'
+           'def f(run, x):\n'
+           '    """Reads 06_answer/."""\n'
+           '    # 04_index is a comment\n'
+           '    print("run stage 03_chunk first")\n'
+           '    return run / "02_clean", f"{run}/01_parse/{x}", "07_evaluate/scores.json", "09_none"\n')
+    assert folder_literals(src) == [(6, "02_clean"), (6, "/01_parse/"), (6, "07_evaluate/scores.json")]
+
+
+def test_no_stage_folder_literal_outside_the_registry():
+    """Every module takes stage folder names from rag.core.stages (a package's STAGE, name_of, PIPELINE)."""
+    found = [f"{p.relative_to(RAG.parent)}:{line}: {text!r}" for p in sorted(RAG.rglob("*.py"))
+             if p != RAG / "core" / "stages.py" for line, text in folder_literals(p.read_text(encoding="utf-8"))]
+    assert not found, "stage folder names spelled outside rag/core/stages.py:\n" + "\n".join(found)
 
 
 def test_each_stage_package_takes_its_folder_name_from_the_registry():

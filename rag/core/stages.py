@@ -12,7 +12,8 @@ Contract:
   :mod:`rag.ablate` (which stages a seed run may lend), ``notebooks/make_notebooks.py`` and the
   contract tests. tests/test_contract.py checks that each stage reads exactly the upstream declared here.
 - Every other module takes a stage's folder name from here (``STAGE = name_of("<package>")`` in its package,
-  :data:`PIPELINE`, :func:`names`), never as a literal.
+  :data:`PIPELINE`, :func:`names`), never as a literal: tests/test_stage_registry.py fails on a stage-folder
+  string in code outside this module (prose in help and error text may name a stage).
 - To add a stage: one entry here, its package with ``run_<package>`` and owner readers, its notebook cells.
 
 Imports nothing of rag (the bottom of the layers, see tests/test_layers.py).
