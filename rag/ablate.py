@@ -45,10 +45,10 @@ from typing import Any, Callable, Mapping, Sequence
 import pandas as pd
 
 from .ablate_grid import expand_grid, parse_axis, slug, variant_overrides
-from .core.artifacts import STAGES, hash_key, write_bytes_atomic, write_json_atomic, write_text_atomic
+from .core.artifacts import STAGE_PACKAGES, hash_key, write_bytes_atomic, write_json_atomic, write_text_atomic
 from .core.config import RunConfig, load_config
 from .core import deps
-from .core.stages import names
+from .core.stages import name_of, names
 from .core.dataset import Dataset
 
 PIPELINE = deps.PIPELINE
@@ -160,6 +160,7 @@ def run_variant(v: Variant, ds: Dataset, stages: Sequence[str], stage_fns: Mappi
 
 
 SEEDABLE = names(seedable=True)  # the per-report stages (rag.core.stages)
+EVALUATE = name_of("evaluate")  # 07: the stage that scores a variant
 
 
 def _seed(v: Variant, seed_run: str, stages: Sequence[str], progress: bool) -> None:
@@ -180,8 +181,8 @@ def result_row(v: Variant) -> dict[str, Any]:
     row: dict[str, Any] = {"variant": v.label, "run": v.cfg.run,
                            "shared": ",".join(s[:2] for s in v.shared) or "-", "ran_seconds": v.ran_seconds,
                            "error": v.error}
-    if "07_evaluate" not in v.done:  # no fresh score (a stale scores.json from an older run is not shown)
-        row["error"] = row["error"] or "07_evaluate did not run"
+    if EVALUATE not in v.done:  # no fresh score (a stale scores.json from an older run is not shown)
+        row["error"] = row["error"] or f"{EVALUATE} did not run"
         return row
     try:
         r = run_row(v.cfg.run_dir)
@@ -274,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = ap.parse_args(argv)
     name = a.name or f"{Path(a.data).name}-ablation"
     stages = tuple(a.stages.split(",")) if a.stages else PIPELINE
-    unknown = [s for s in stages if s not in STAGES]
+    unknown = [s for s in stages if s not in STAGE_PACKAGES]
     if unknown:
         ap.error(f"unknown stage(s) {unknown}; known: {', '.join(PIPELINE)}")
     fixed = parse_set(a.set)

@@ -108,10 +108,12 @@ def ensure_indexed(cfg: RunConfig, ds: Dataset, progress: bool = True) -> None:
     import contextlib
     import io
 
+    from .core.stages import PIPELINE, name_of
     from .pipeline import run_direct
 
+    through_index = list(PIPELINE[:PIPELINE.index(name_of("index")) + 1])  # 01..04 (rag.core.stages)
     with contextlib.nullcontext() if progress else contextlib.redirect_stdout(io.StringIO()):
-        run_direct(cfg, ds, ["01_parse", "02_clean", "03_chunk", "04_index"], progress=progress)
+        run_direct(cfg, ds, through_index, progress=progress)
 
 
 def _snippet(page_text: str, question: str, value: Any) -> str:

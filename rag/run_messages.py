@@ -36,10 +36,10 @@ def print_outcome(cfg: RunConfig) -> None:
 def run_failures(run_dir: Path, stages: Sequence[str] | None = None) -> dict[str, dict[str, str]]:
     """``{stage: {item: reason}}`` of failed and blocked items, from the stages' manifests (a stage that
     has not run has none)."""
-    from .core.artifacts import STAGES, read_manifest
+    from .core.artifacts import STAGE_PACKAGES, read_manifest
 
     out = {}
-    for st in stages or STAGES:
+    for st in stages or STAGE_PACKAGES:
         fails = (read_manifest(run_dir, st, missing_ok=True) or {}).get("failures") or {}
         if fails:
             out[st] = dict(fails)

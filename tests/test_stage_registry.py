@@ -11,9 +11,11 @@ items and are not counted.
 """
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
 import inspect
+import re
 import sys
 from pathlib import Path
 
@@ -22,14 +24,15 @@ import pytest
 from rag.core import stages as reg
 
 # Reader names besides ``load_*``: the functions through which another module reads a stage's folder.
-OWNER_READERS = ("item_state", "index_files", "page_texts", "submission_path", "scores_path", "chunked_sizes")
+OWNER_READERS = ("item_state", "index_files", "page_texts", "submission_path", "scores_path", "chunked_sizes",
+                 "report_path", "chunk_path", "record_path")
 
 
 def test_every_list_of_stages_derives_from_the_registry():
     from rag import ablate, pipeline, preflight
     from rag.core import artifacts, deps
 
-    assert deps.PIPELINE == reg.PIPELINE == tuple(artifacts.STAGES)
+    assert deps.PIPELINE == reg.PIPELINE == tuple(artifacts.STAGE_PACKAGES)
     assert pipeline.NOTEBOOKS == reg.NOTEBOOKS and set(pipeline.stage_functions()) == set(reg.PIPELINE)
     assert all(deps.UPSTREAM[s] == reg.STAGES[s].upstream for s in reg.PIPELINE)
     assert preflight._LLM_STAGES == {s for s in reg.STAGES if reg.STAGES[s].may_call_llm}
@@ -54,6 +57,49 @@ def test_a_stage_calls_the_model_only_where_the_registry_says_it_may(make_cfg, s
 def test_unknown_stage_is_a_clear_error():
     with pytest.raises(KeyError, match="unknown stage '09_x'; known: 01_parse"):
         reg.spec("09_x")
+    with pytest.raises(KeyError, match="no stage has package 'x'; known: parse, clean"):
+        reg.name_of("x")
+
+
+# ---- no stage-folder names in code outside the registry -------------------------------------------------
+RAG = Path(__file__).resolve().parents[1] / "rag"
+_STAGE_NAME = re.compile(r"\b(?:" + "|".join(map(re.escape, reg.STAGES)) + r")\b")
+
+
+def folder_literals(source: str) -> list[tuple[int, str]]:
+    """``(line, text)`` of the string constants in ``source``'s code that spell a stage folder: a stage name
+    alone or inside a path (``"05_retrieve"``, ``"06_answer/submission.json"``, an f-string's ``"/04_index/"``).
+    Docstrings and other bare string statements are documentation, comments are not constants, and prose with
+    spaces ("run stage 05_retrieve first": help and error text) names a stage for a reader, not a folder."""
+    tree = ast.parse(source)
+    docs = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+    hits = [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and id(n) not in docs and _STAGE_NAME.search(n.value) and not re.search(r"\s", n.value.strip())]
+    return [(n.lineno, n.value) for n in sorted(hits, key=lambda n: (n.lineno, n.col_offset))]
+
+
+def test_folder_literals_finds_code_not_documentation():
+    src = ('"""Module doc: 05_retrieve."""\n'
+           'def f(run, x):\n'
+           '    """Reads 06_answer/."""\n'
+           '    # 04_index is a comment\n'
+           '    print("run stage 03_chunk first")\n'
+           '    return run / "02_clean", f"{run}/01_parse/{x}", "07_evaluate/scores.json", "09_none"\n')
+    assert folder_literals(src) == [(6, "02_clean"), (6, "/01_parse/"), (6, "07_evaluate/scores.json")]
+
+
+def test_no_stage_folder_literal_outside_the_registry():
+    """Every module takes stage folder names from rag.core.stages (a package's STAGE, name_of, PIPELINE)."""
+    found = [f"{p.relative_to(RAG.parent)}:{line}: {text!r}" for p in sorted(RAG.rglob("*.py"))
+             if p != RAG / "core" / "stages.py" for line, text in folder_literals(p.read_text(encoding="utf-8"))]
+    assert not found, "stage folder names spelled outside rag/core/stages.py:\n" + "\n".join(found)
+
+
+def test_each_stage_package_takes_its_folder_name_from_the_registry():
+    for name, st in reg.STAGES.items():
+        assert reg.name_of(st.package) == name
+        if not st.notebook_only:
+            assert importlib.import_module(st.module).STAGE == name, st.module
 
 
 # ---- each stage reads what it declares ----------------------------------------------------------------

@@ -34,7 +34,7 @@ from ..core.stage import Stage
 from .comparative import answer_comparative, comparison_direction  # noqa: F401
 from ..core.config import RunConfig
 from .context import Counter, CtxPage, candidates_by_report, merged_pages, page_row, report_or_none  # noqa: F401
-from ..core import deps
+from ..core import deps, stages
 from ..core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
 from ..core.loop import executor as make_executor
 from ..core.usage import COST_DIGITS as USAGE_COST_DIGITS
@@ -48,7 +48,7 @@ from .submission import build_submission, write_submission
 from ..retrieve import routing_na_reason
 
 CODE_VERSION = "06-answer-9"  # 9: total rows of breakdowns, periods below grids, measures, heading rows (bold and plain), bullet columns, pence cells, counted nouns, qualifier penalty, parent entity notes, header text rows, the whole over its parts; 8: full entity names, named rows, statement bonus, per-share rows; 7: number candidates on all 10 pages, label qualifiers, notes columns, initialisms, prose range/name/change rules; 6: boolean P(true) from log-probabilities; 4: sentence candidates, N/A threshold, whole-word percentage questions; 5: unrouted/ambiguous questions N/A, names checked on pages
-STAGE = "06_answer"
+STAGE = stages.name_of("answer")  # this package's folder, from the registry (rag.core.stages)
 SUBMISSION = "submission.json"
 
 
@@ -190,7 +190,7 @@ def run_answer(cfg: RunConfig, ds: Dataset, progress: bool = True, llm: Any = No
             retrieve.load_retrieval(cfg, q.qid)
         key = question_key(cfg, q, up.key) if not why else hash_key(q.text, q.kind, why, CODE_VERSION)
         items.append(Item(q.qid, key, (debug_file(q.qid),), (q, why),
-                          inputs=() if why else (str(run_dir_of(cfg) / retrieve.STAGE / retrieve.record_file(q.qid)),)))
+                          inputs=() if why else (str(retrieve.record_path(cfg, q.qid)),)))
     todo = [it for it in items if not it.payload[1] and not stage.is_current(it.id, it.key, *it.outputs)]
     if todo and llm is None:
         from ..models import get_llm

@@ -34,12 +34,12 @@ from ..core.stage import ItemState, Stage
 from ..core.stage import item_state as _item_state
 from .split import Counter, atoms, pack, split_page, table_pieces
 from ..core.config import RunConfig
-from ..core import deps
+from ..core import deps, stages
 from ..core.loop import Item, Jsonl, Result, failures, outcome_counts, run_items, upstream_block
 from ..core.records import Chunk, CleanReport
 
 CODE_VERSION = "chunk-1"
-STAGE = "03_chunk"
+STAGE = stages.name_of("chunk")  # this package's folder, from the registry (rag.core.stages)
 COLUMNS = ["sha1", "company", "size", "chunks", "text", "table", "serialized_table", "max_tokens", "over_limit",
            "seconds"]
 
@@ -99,9 +99,15 @@ def chunk_file(sha1: str, size: int) -> str:
     return f"{sha1}.s{size}.jsonl"
 
 
+def chunk_path(cfg: RunConfig | Path | str, sha1: str, size: int) -> Path:
+    """``03_chunk/<sha1>.s<size>.jsonl`` of a run; FileNotFoundError naming the folder when 03 never ran
+    (:func:`rag.core.artifacts.stage_dir`)."""
+    return stage_dir(cfg, STAGE) / chunk_file(sha1, size)
+
+
 def load_chunks(cfg: RunConfig | Path | str, sha1: str, size: int) -> list[Chunk]:
     """The chunks of one report at one size (``03_chunk/<sha1>.s<size>.jsonl``), in page order."""
-    path = stage_dir(cfg, STAGE) / chunk_file(sha1, size)
+    path = chunk_path(cfg, sha1, size)
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: run stage 03_chunk with chunk size {size} in chunk.sizes")
     return [Chunk.model_validate(r) for r in read_jsonl(path)]
@@ -135,7 +141,7 @@ def chunked_sizes(cfg: RunConfig) -> dict[str, list[int]]:
 def run_chunk(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
     """Chunk every report of ``ds`` at every size in ``cfg.chunk.sizes`` (skips current items; a report
     that failed upstream is carried as blocked)."""
-    from ..clean import STAGE as CLEAN, item_state as clean_state, load_clean, report_file as clean_file
+    from ..clean import STAGE as CLEAN, item_state as clean_state, load_clean, report_path as clean_path
 
     stage = Stage(cfg, STAGE)
     items = []
@@ -146,7 +152,7 @@ def run_chunk(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
         for size in cfg.chunk.sizes:
             items.append(Item(item_id(rep.sha1, size), chunk_key(cfg, up.key, size), (chunk_file(rep.sha1, size),),
                               (rep.sha1, size), blocked=upstream_block(CLEAN, up), label=rep.company,
-                              inputs=(str(stage_dir(cfg, CLEAN) / clean_file(rep.sha1)),)))
+                              inputs=(str(clean_path(cfg, rep.sha1)),)))
 
     def work(it: Item) -> Result:
         sha1, size = it.payload

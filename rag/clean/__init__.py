@@ -49,7 +49,7 @@ from .text import (build_vocab, clean_text, drop_indices, edge_indices, edge_key
                          garbled_ratio, is_page_number, normalize_glyphs, normalize_whitespace, repeated_edge_keys)
 from .shifted import letter_similarity, unshift_pages
 from ..core.config import RunConfig
-from ..core import deps
+from ..core import deps, stages
 from ..core.loop import Item, Json, Result, failures, run_items, upstream_block
 from ..core.loop import executor as make_executor
 from ..core.usage import ItemUsage
@@ -58,7 +58,7 @@ from ..core.records import CleanPage, CleanReport, CleanTable, ParsedPage, Parse
 
 # Bump when the clean output changes for the same input and config (invalidates every report).
 CODE_VERSION = "clean-4"  # 2: shifted-letter pages to OCR, OCR time budget; 3: unshift pages OCR did not read; 4: the report's dollar from its presentation statement or place of filing before counted mentions
-STAGE = "02_clean"
+STAGE = stages.name_of("clean")  # this package's folder, from the registry (rag.core.stages)
 REPEATED_KEYS_KEPT = 50  # repeated header/footer keys kept in an item's details (the rest only counted)
 # Page texts of clean reports, cached per file version (05 reads the same report for many questions).
 _PAGES_LOCK = threading.Lock()
@@ -246,6 +246,12 @@ def report_file(sha1: str) -> str:
     return f"{sha1}.json"
 
 
+def report_path(cfg: RunConfig | Path | str, sha1: str) -> Path:
+    """``02_clean/<sha1>.json`` of a run; FileNotFoundError naming the folder when 02 never ran
+    (:func:`rag.core.artifacts.stage_dir`)."""
+    return stage_dir(cfg, STAGE) / report_file(sha1)
+
+
 def item_state(cfg: RunConfig | Path | str, sha1: str) -> ItemState:
     """State of report ``sha1`` in 02_clean (done + key, failed/blocked + reason, or missing)."""
     return _item_state(run_dir_of(cfg) / STAGE, sha1, (report_file(sha1),))
@@ -253,7 +259,7 @@ def item_state(cfg: RunConfig | Path | str, sha1: str) -> ItemState:
 
 def load_clean(cfg: RunConfig | Path | str, sha1: str) -> CleanReport:
     """``02_clean/<sha1>.json`` as a :class:`CleanReport`; errors name the file."""
-    path = stage_dir(cfg, STAGE) / report_file(sha1)
+    path = report_path(cfg, sha1)
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: run stage 02_clean for report {sha1}")
     try:
@@ -264,7 +270,7 @@ def load_clean(cfg: RunConfig | Path | str, sha1: str) -> CleanReport:
 
 def page_texts(cfg: RunConfig | Path | str, sha1: str) -> tuple[str, dict[int, str]]:
     """``(company, {page (1-based): clean Markdown})`` of one report, cached per file version."""
-    path = stage_dir(cfg, STAGE) / report_file(sha1)
+    path = report_path(cfg, sha1)
     key = (str(path), path.stat().st_mtime_ns if path.exists() else 0)
     with _PAGES_LOCK:
         if key not in _PAGES:
@@ -290,7 +296,7 @@ def run_clean(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
         up = parse.item_state(cfg, r.sha1)
         items.append(Item(r.sha1, clean_key(cfg, up.key, r.company, r.currency), (report_file(r.sha1),), (cfg, r),
                           blocked=upstream_block(parse.STAGE, up), label=r.company,
-                          inputs=(str(stage_dir(cfg, parse.STAGE) / parse.report_file(r.sha1)), str(r.pdf))))
+                          inputs=(str(parse.report_path(cfg, r.sha1)), str(r.pdf))))
     # Reports in worker processes (OCR and the page passes are CPU-bound); serial when tables are serialized
     # by the LLM (one client, one rate limit, a managed server in this process).
     parallel = cfg.clean.workers > 1 and not cfg.clean.serialize_tables

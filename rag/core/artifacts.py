@@ -30,8 +30,9 @@ from typing import Any, Iterable
 from . import stages as _stages
 from .config import RunConfig
 
-# Stage folder -> package, for every stage that writes a folder (declared in rag.core.stages).
-STAGES = {name: _stages.STAGES[name].package for name in _stages.PIPELINE}
+# Stage folder -> package, for every stage that writes a folder (declared in rag.core.stages; not to be
+# confused with rag.core.stages.STAGES, name -> StageSpec, every stage).
+STAGE_PACKAGES = {name: _stages.STAGES[name].package for name in _stages.PIPELINE}
 
 # Packages whose versions go into every manifest.
 TRACKED_PACKAGES = (
@@ -202,7 +203,7 @@ def run_dir_of(cfg_or_run: RunConfig | Path | str) -> Path:
     if isinstance(cfg_or_run, RunConfig):
         return cfg_or_run.run_dir
     p = Path(cfg_or_run)
-    return p.parent if p.name in STAGES else p
+    return p.parent if p.name in STAGE_PACKAGES else p
 
 
 def stage_dir(cfg_or_run: RunConfig | Path | str, name: str) -> Path:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .stages import PIPELINE, STAGES
+from .stages import PIPELINE, STAGES, name_of
 
 # Stages whose items a stage reads, and the config sections each reads itself (before the conditional ones
 # of :func:`sections`): both declared in the stage registry (rag.core.stages).
@@ -99,14 +99,14 @@ NEVER_SHARED = tuple(s for s in PIPELINE if not STAGES[s].shared)
 def llm_uses(cfg, stage: str) -> list[str]:
     """Why ``stage`` calls the chat model under ``cfg`` (empty: it does not)."""
     why = []
-    if stage == "02_clean" and cfg.clean.serialize_tables:
+    if stage == name_of("clean") and cfg.clean.serialize_tables:
         why.append("clean.serialize_tables")
-    if stage == "05_retrieve":
+    if stage == name_of("retrieve"):
         if cfg.rerank.mode == "llm":
             why.append("rerank.mode=llm")
         if cfg.retrieve.query_expansion:
             why.append("retrieve.query_expansion")
-    if stage == "06_answer":
+    if stage == name_of("answer"):
         why.append("answering")
     return why
 

@@ -14,8 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
-from .artifacts import (_TMP_MARK, ITEMS_DIR, LEGACY_KEYS_DIR, STAGES, file_sha256, hash_key, package_versions,
-                        read_json, write_bytes_atomic, write_json_atomic, write_jsonl_atomic, write_text_atomic)
+from .artifacts import (_TMP_MARK, ITEMS_DIR, LEGACY_KEYS_DIR, STAGE_PACKAGES, file_sha256, hash_key,
+                        package_versions, read_json, write_bytes_atomic, write_json_atomic, write_jsonl_atomic,
+                        write_text_atomic)
 from .config import RunConfig
 
 
@@ -37,8 +38,8 @@ class Stage:
     """
 
     def __init__(self, cfg: RunConfig, name: str):
-        if name not in STAGES:
-            raise ValueError(f"unknown stage {name!r}; known: {', '.join(STAGES)}")
+        if name not in STAGE_PACKAGES:
+            raise ValueError(f"unknown stage {name!r}; known: {', '.join(STAGE_PACKAGES)}")
         self.cfg = cfg
         self.name = name
         self.dir = cfg.run_dir / name

@@ -7,10 +7,13 @@ Contract:
   stage calls the chat model, :func:`rag.core.deps.llm_uses`), whether it may call a model at all and
   on which device, what its items are, and whether its folder may be shared between ablation variants.
 - Everything that lists stages derives from here: :mod:`rag.core.deps` (order, upstream, sections),
-  :mod:`rag.core.artifacts` (``STAGES``), :mod:`rag.pipeline` (notebooks, stage functions),
+  :mod:`rag.core.artifacts` (``STAGE_PACKAGES``), :mod:`rag.pipeline` (notebooks, stage functions),
   :mod:`rag.preflight` (which stages need the parser's weights, the device, the chat model),
   :mod:`rag.ablate` (which stages a seed run may lend), ``notebooks/make_notebooks.py`` and the
   contract tests. tests/test_contract.py checks that each stage reads exactly the upstream declared here.
+- Every other module takes a stage's folder name from here (``STAGE = name_of("<package>")`` in its package,
+  :data:`PIPELINE`, :func:`names`), never as a literal: tests/test_stage_registry.py fails on a stage-folder
+  string in code outside this module (prose in help and error text may name a stage).
 - To add a stage: one entry here, its package with ``run_<package>`` and owner readers, its notebook cells.
 
 Imports nothing of rag (the bottom of the layers, see tests/test_layers.py).
@@ -83,6 +86,15 @@ def spec(name: str) -> StageSpec:
         return STAGES[name]
     except KeyError:
         raise KeyError(f"unknown stage {name!r}; known: {', '.join(STAGES)}") from None
+
+
+def name_of(package: str) -> str:
+    """The stage whose package is ``rag.<package>``: ``name_of("retrieve") == "05_retrieve"`` (a stage package
+    sets ``STAGE = name_of("<package>")``); a clear error naming the known packages otherwise."""
+    for s in _ALL:
+        if s.package == package:
+            return s.name
+    raise KeyError(f"no stage has package {package!r}; known: {', '.join(s.package for s in _ALL)}")
 
 
 def names(**where: bool) -> tuple[str, ...]:

@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..core.artifacts import file_sha256, hash_key, read_json, run_dir_of
 
+from ..core import stages
 from ..core.stage import Stage
 from ..core.config import RunConfig
 from ..core.dataset import Dataset, Gold, PageRef
@@ -31,7 +32,7 @@ from .groups import group_table, paired_groups
 # load_submission, SubmissionError: re-exported (callers and tests import them from rag.evaluate).
 from .submission_file import SubmissionError, load_submission  # noqa: F401
 
-STAGE = "07_evaluate"
+STAGE = stages.name_of("evaluate")  # this package's folder, from the registry (rag.core.stages)
 
 
 def gold_for(ds: Dataset, source: str = "both", labels_path: Path | str | None = None) -> dict[str, tuple[Gold, str]]:

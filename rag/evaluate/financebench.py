@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..retrieve import load_records
     from .submission_file import load_submission
 
-    records = load_records(cfg, ds) if (cfg.run_dir / "05_retrieve").exists() else {}
+    records = load_records(cfg, ds)  # {} before 05 ran
     sub = load_submission(submission_path(cfg)) if submission_path(cfg).exists() else {}
     verdicts = hand_verdicts(ds.root / "labels.jsonl", submission_answers(sub))
     if a.judge and sub:

@@ -66,8 +66,10 @@ def totals(per_q: pd.DataFrame) -> dict:
 
 
 def _submission(run_or_file: Path) -> Path:
+    from ..answer import submission_path
+
     p = Path(run_or_file)
-    return p if p.is_file() else p / "06_answer" / "submission.json"
+    return p if p.is_file() else submission_path(p)
 
 
 def half_report(data: Path, run: Path, half: str = "report", against: Path | None = None) -> str:

@@ -24,7 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ..core.artifacts import STAGES, read_manifest  # noqa: E402
+from ..core.artifacts import STAGE_PACKAGES, read_manifest  # noqa: E402
 from ..core.config import RunConfig  # noqa: E402
 
 FIG_SIZE = (7.0, 4.0)  # inches
@@ -60,7 +60,7 @@ def stage_costs_from_dir(run_dir: Path) -> pd.DataFrame:
     did the work, LLM ``tokens``, and the summed per-item usage records (``items`` done, ``failed`` =
     failed + blocked, prompt/completion/embedding tokens, ``cost_usd``, ``item_seconds``)."""
     rows = []
-    for name in STAGES:
+    for name in STAGE_PACKAGES:
         data = read_manifest(run_dir, name, missing_ok=True)
         if data is None:
             continue

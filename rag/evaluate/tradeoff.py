@@ -29,9 +29,9 @@ THRESHOLDS = (None, 0.0, 0.3, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0)  #
 def _questions(run: Path) -> list[tuple[list[str], list[tuple[float, Any]]]]:
     """(gold answers, [(score, value)] of its candidates) of each number question of a run."""
     from ..answer import load_answers
-    from ..core.stages import STAGES
+    from ..core.stages import name_of
 
-    EVAL = next(s.name for s in STAGES.values() if s.package == "evaluate")  # 07's folder (the registry's)
+    EVAL = name_of("evaluate")  # 07's folder (the registry's)
 
     per_q = pd.read_csv(run / EVAL / "per_question.csv")
     gold = {r.qid: gold_list(r.gold) for r in per_q.itertuples() if r.kind == "number"}

@@ -38,10 +38,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.artifacts import file_sha256, hash_key, stage_dir
+from ..core.artifacts import file_sha256, hash_key
 from ..core.stage import ItemState, Stage, read_item_record
 from ..core.stage import item_state as _item_state
-from ..chunk import chunk_file, load_chunks
+from ..chunk import chunk_file, chunk_path, load_chunks
 from ..core.config import RunConfig
 from ..core import deps
 from ..core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
@@ -49,7 +49,7 @@ from ..core.usage import ItemUsage
 from ..core.records import IndexInfo
 from .bm25 import bm25_tokens  # the BM25 words of chunks and queries (tests import it from here)
 # The folder's names, metas and readers (stage 05 reads through these; re-exported: import them from here).
-from .reader import (CHUNK_STAGE, STAGE, IndexMismatch, ReportIndex, _names, _normalize, embed_config,
+from .reader import (STAGE, IndexMismatch, ReportIndex, _names, _normalize, embed_config,
                      index_files, load_index_info, load_report_index)
 
 CODE_VERSION = "index-2"  # 2: BM25 vocabulary in sorted order (byte-reproducible)
@@ -136,7 +136,7 @@ def _build_one(cfg: RunConfig, embedder, sha1: str, size: int, chunk_key: str) -
                 bm25_files.append(f.name)
     meta = IndexInfo(sha1=sha1, size=size, model_name=model_name, dim=dim, embed=embed_config(cfg), vectors=stored,
                      chunks=len(chunks), chunk_file=chunk_file(sha1, size), chunk_key=chunk_key,
-                     chunk_sha256=file_sha256(stage_dir(cfg, CHUNK_STAGE) / chunk_file(sha1, size)),
+                     chunk_sha256=file_sha256(chunk_path(cfg, sha1, size)),
                      bm25_files=bm25_files, bm25_stemmer=cfg.index.bm25_stemmer, embed_seconds=round(embed_s, 3), code_version=CODE_VERSION)
     files[meta_name] = Json(meta.model_dump(mode="json"))
     info = {"chunks": len(chunks), "dim": dim, "model_name": model_name, "embed_seconds": meta.embed_seconds,
@@ -191,12 +191,12 @@ def run_index(cfg: RunConfig, ds, progress: bool = True) -> pd.DataFrame:
         for size in cfg.chunk.sizes:
             up = chunk_state(cfg, rep.sha1, size)
             if up.status == "missing":  # stage 03 never ran for it: the stage cannot run
-                raise FileNotFoundError(f"{stage_dir(cfg, CHUNK) / chunk_file(rep.sha1, size)} is missing: "
+                raise FileNotFoundError(f"{chunk_path(cfg, rep.sha1, size)} is missing: "
                                         f"run stage 03_chunk for {rep.company} ({rep.sha1})")
             faiss_name, bm25_name, meta_name = _names(rep.sha1, size)
             items.append(Item(item_id(rep.sha1, size), index_key(cfg, up.key), (faiss_name, meta_name),
                               (rep.sha1, size, up.key), blocked=upstream_block(CHUNK, up), label=rep.company,
-                              inputs=(str(stage_dir(cfg, CHUNK) / chunk_file(rep.sha1, size)),)))
+                              inputs=(str(chunk_path(cfg, rep.sha1, size)),)))
     embedder = None
 
     def work(it: Item) -> Result:

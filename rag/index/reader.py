@@ -9,14 +9,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..chunk import STAGE as CHUNK_STAGE, chunk_file, load_chunks
-from ..core import deps
+from ..chunk import chunk_file, chunk_path, load_chunks
+from ..core import deps, stages
 from ..core.artifacts import read_json, stage_dir
 from ..core.config import RunConfig
 from ..core.records import Chunk, IndexInfo
 from .bm25 import bm25_tokens
 
-STAGE = "04_index"
+STAGE = stages.name_of("index")  # this package's folder, from the registry (rag.core.stages)
 # Embed-config fields that change the vectors (batch size changes only speed); those of
 # deps.OMIT_WHEN_DEFAULT / UNUSED_WHEN (embed.hub, embed.long_text, ...) join only when they change the vectors,
 # so the metas of indexes built before they existed still match.
@@ -127,7 +127,7 @@ def index_files(cfg: RunConfig, sha1: str, size: int | None = None) -> list[str]
     """What :func:`load_report_index` reads (absolute paths, the BM25 folder as one): a worker's inputs."""
     size = cfg.retrieve.chunk_size if size is None else size
     d = stage_dir(cfg, STAGE)
-    return [str(d / n) for n in _names(sha1, size)] + [str(stage_dir(cfg, CHUNK_STAGE) / chunk_file(sha1, size))]
+    return [str(d / n) for n in _names(sha1, size)] + [str(chunk_path(cfg, sha1, size))]
 
 
 def load_report_index(cfg: RunConfig, sha1: str, size: int | None = None) -> ReportIndex:

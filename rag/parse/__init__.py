@@ -23,12 +23,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..core.artifacts import hash_key, read_json, run_dir_of
+from ..core.artifacts import hash_key, read_json, run_dir_of, stage_dir
 
 from ..core.stage import ItemState, Stage
 from ..core.stage import item_state as _item_state
 from ..core.config import ParseConfig, RunConfig
-from ..core import deps
+from ..core import deps, stages
 from ..core.loop import Item, ItemError, Json, Result, failures, outcome_counts, run_items
 from ..core.loop import executor as make_executor
 # page_metrics, standard_pages: re-exported, tests use them as rag.parse.<name>.
@@ -39,7 +39,7 @@ from ..core.records import PageMetrics, ParsedPage, ParsedReport
 
 # Bump when the parse output changes for the same PDF and config (invalidates every report).
 CODE_VERSION = "parse-3"
-STAGE = "01_parse"
+STAGE = stages.name_of("parse")  # this package's folder, from the registry (rag.core.stages)
 COLUMNS = ["sha1", "company", "pages", "tables", "seconds", "pipeline", "error"]
 
 log = logging.getLogger(__name__)
@@ -107,6 +107,12 @@ def _parse_item(item: Item) -> Result:
 # ---- what later stages read (this module owns 01_parse/) ------------------------------------------------
 def report_file(sha1: str) -> str:
     return f"{sha1}.json"
+
+
+def report_path(cfg: RunConfig | Path | str, sha1: str) -> Path:
+    """``01_parse/<sha1>.json`` of a run (a later stage's input); FileNotFoundError naming the folder when 01
+    never ran (:func:`rag.core.artifacts.stage_dir`)."""
+    return stage_dir(cfg, STAGE) / report_file(sha1)
 
 
 def item_state(cfg: RunConfig | Path | str, sha1: str) -> ItemState:

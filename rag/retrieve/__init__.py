@@ -37,12 +37,12 @@ from typing import Any, Sequence
 import pandas as pd
 from pydantic import ValidationError
 
-from ..core.artifacts import hash_key, read_json, run_dir_of
+from ..core.artifacts import hash_key, read_json, run_dir_of, stage_dir
 
 from ..core.stage import ItemState, Stage
 from ..core.stage import item_state as _item_state
 from ..core.config import RunConfig
-from ..core import deps
+from ..core import deps, stages
 from ..core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
 from ..core.loop import executor as make_executor
 from ..core.usage import ItemUsage
@@ -58,7 +58,7 @@ from .route import route, route_filings, routing_status, split_comparative
 from .search import clear_caches, lift_to_pages, page_texts, retrieve_pages, rrf, search_chunks  # noqa: F401
 
 CODE_VERSION = "retrieve-2"  # 2: statement pages count no percentages and no line-opening (exhibit) numbers as figures
-STAGE = "05_retrieve"
+STAGE = stages.name_of("retrieve")  # this package's folder, from the registry (rag.core.stages)
 
 
 # ---- the stage --------------------------------------------------------------------------------
@@ -190,6 +190,12 @@ def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataF
 # ---- what later stages read (this module owns 05_retrieve/) ------------------------------------
 def record_file(qid: str) -> str:
     return f"{qid}.json"
+
+
+def record_path(cfg_or_run: RunConfig | Path | str, qid: str) -> Path:
+    """``05_retrieve/<qid>.json`` of a run (a later stage's input); FileNotFoundError naming the folder when 05
+    never ran (:func:`rag.core.artifacts.stage_dir`)."""
+    return stage_dir(cfg_or_run, STAGE) / record_file(qid)
 
 
 def item_state(cfg_or_run: RunConfig | Path | str, qid: str) -> ItemState:
