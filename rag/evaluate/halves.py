@@ -72,19 +72,25 @@ def _submission(run_or_file: Path) -> Path:
     return p if p.is_file() else submission_path(p)
 
 
-def half_report(data: Path, run: Path, half: str = "report", against: Path | None = None) -> str:
-    """The printed report: group table (with paired gained/lost counts when ``against`` is given) and totals."""
+def half_report(data: Path, run: Path, half: str = "report", against: Path | None = None,
+                kinds: tuple[str, ...] = ()) -> str:
+    """The printed report: group table (with paired gained/lost counts when ``against`` is given) and totals;
+    ``kinds``: only questions of these answer kinds (a run made over one kind of a larger set)."""
     from . import evaluate_submission
     from .groups import group_table, paired_groups
 
     ds = load_dataset(data, check_hashes=False)
     per_q, _ = evaluate_submission(_submission(run), ds)
     part = half_per_question(per_q, ds, half)
-    lines = [f"{ds.name}: {half} half, {len(part)} graded questions ({len(half_texts(ds, half))} in the half); "
+    if kinds:
+        part = part[part.kind.isin(kinds)].reset_index(drop=True)
+    lines = [f"{ds.name}: {half} half, {len(part)} graded questions{' of kind ' + ','.join(kinds) if kinds else ''} "
+             f"({len(half_texts(ds, half))} in the half); "
              f"submission {_submission(run)}"]
     if against is not None:
         base, _ = evaluate_submission(_submission(against), ds)
-        table = paired_groups(half_per_question(base, ds, half), part)
+        base = half_per_question(base, ds, half)
+        table = paired_groups(base[base.kind.isin(kinds)] if kinds else base, part)
         lines.append(f"a = {_submission(against)}, b = {_submission(run)}")
     else:
         table = group_table(part)
@@ -100,12 +106,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run", type=Path, required=True, help="a run folder (its 06 submission) or a submission file")
     ap.add_argument("--half", choices=HALVES, default="report")
     ap.add_argument("--against", type=Path, help="a second run (a) to compare with --run (b): gained / lost counts")
+    ap.add_argument("--kinds", default="", help="comma-separated answer kinds to score (default: all)")
     a = ap.parse_args(argv)
     for p in [a.run] + ([a.against] if a.against else []):
         if not _submission(p).exists():
             print(f"rag.evaluate.halves: no submission at {_submission(p)}", file=sys.stderr)
             return 2
-    print(half_report(a.data, a.run, a.half, a.against))
+    print(half_report(a.data, a.run, a.half, a.against, tuple(k for k in a.kinds.split(",") if k)))
     return 0
 
 
