@@ -27,6 +27,8 @@ def test_the_asked_metric_is_read_from_every_template():
     q = ("For Acme Corp, what was the value of Branch count at year-end at the end of the period listed in annual "
          "report? If data is not available, return 'N/A'.")
     assert mc.metric_phrase(q, "Acme Corp") == "Branch count at year-end"
+    assert mc.metric_phrase(q.replace("Branch count", "Number of power plants"), "Acme Corp") == \
+        "Number of power plants at year-end"
     q = ("According to the annual report, what is the Total revenue (in USD) for Acme Corp  (within the last period "
          "or at the end of the last period)? If data is not available, return 'N/A'.")
     assert mc.metric_phrase(q, "Acme Corp") == "Total revenue"

@@ -61,8 +61,8 @@ class MetricChoice(BaseModel):
 
 
 # ---- what is asked ----------------------------------------------------------------------------------------
-_ASKED = (re.compile(r"\bvalue of (?P<m>.+?) of (?P<c>.+?) at the end of the period", re.I),
-          re.compile(r"what was the value of (?P<m>.+?) at the end of the period", re.I),
+_ASKED = (re.compile(r"what was the value of (?P<m>.+?) at the end of the period", re.I),  # "For <company>, ..."
+          re.compile(r"\bvalue of (?P<m>.+?) of (?P<c>.+?) at the end of the period", re.I),
           re.compile(r"\bwhat (?:was|is) the (?P<m>.+?) for (?P<c>.+?) (?:according to|\s*\()", re.I))
 _UNIT_PAREN = re.compile(r"\s*\(in [A-Z]{3}\)")
 
