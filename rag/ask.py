@@ -86,6 +86,9 @@ def routed_companies(ds: Dataset, text: str) -> list[str]:
     return [ds.report(s).company for s in routed]
 
 
+INDEX_STAGES = ("01_parse", "02_clean", "03_chunk", "04_index")  # what ``rag ask`` runs before answering
+
+
 def ensure_indexed(cfg: RunConfig, ds: Dataset, progress: bool = True) -> None:
     """Stages 01-04 over the dataset; items whose inputs are unchanged are skipped (seconds when done).
     ``progress=False``: no progress or stage lines on stdout."""
@@ -95,7 +98,7 @@ def ensure_indexed(cfg: RunConfig, ds: Dataset, progress: bool = True) -> None:
     from .pipeline import run_direct
 
     with contextlib.nullcontext() if progress else contextlib.redirect_stdout(io.StringIO()):
-        run_direct(cfg, ds, ["01_parse", "02_clean", "03_chunk", "04_index"], progress=progress)
+        run_direct(cfg, ds, INDEX_STAGES, progress=progress)
 
 
 def _snippet(page_text: str, question: str, value: Any) -> str:

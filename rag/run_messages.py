@@ -33,6 +33,33 @@ def print_outcome(cfg: RunConfig) -> None:
             print("Score: " + ", ".join(f"{k}={tot[k]}" for k in keys))
 
 
+def print_damage(run_dir: Path, stages: Sequence[str]) -> None:
+    """Once per run, what was found damaged and rebuilt: per stage, the items whose artifacts no longer
+    matched what was written (``damaged`` in the manifests of ``stages``, the ones this invocation ran); per
+    cache file, entries dropped and recomputed or the file moved aside (``damage`` in those manifests plus
+    what this process found outside any stage, e.g. ``rag ask``'s retrieval). See :mod:`rag.core.integrity`."""
+    from .core import integrity
+    from .core.artifacts import STAGES, read_manifest
+
+    found = []
+    for st in stages:
+        if st not in STAGES:
+            continue
+        try:
+            m = read_manifest(run_dir, st, missing_ok=True) or {}
+        except ValueError:  # a manifest cut short: the stage rewrites it on its next run
+            continue
+        damaged = m.get("damaged") or {}
+        if damaged:
+            first = next(iter(damaged.items()))
+            more = f" and {len(damaged) - 1} more (see {st}/manifest.json)" if len(damaged) > 1 else ""
+            print(f"warning: {st}: {len(damaged)} item(s) rebuilt because their artifacts were damaged: "
+                  f"{first[0]} ({first[1]}){more}", file=sys.stderr)
+        found.append(m.get("damage") or {})
+    for line in integrity.lines(integrity.merge([*found, integrity.take()])):
+        print(line, file=sys.stderr)
+
+
 def run_failures(run_dir: Path, stages: Sequence[str] | None = None) -> dict[str, dict[str, str]]:
     """``{stage: {item: reason}}`` of failed and blocked items, from the stages' manifests (a stage that
     has not run has none)."""

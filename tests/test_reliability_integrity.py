@@ -1,0 +1,291 @@
+"""Issue 45's probes "trust nothing read back": damaged disk-cache entries and files, damaged stage artifacts,
+non-UTF-8 dataset files, and a score older than its answers. Each fails on the code before the fix (bcf3d6a)
+and is part of ``pytest -m reliability``'s table (conftest.py).
+
+Subprocesses import the same ``rag`` as this test process (``PYTHONPATH`` = its project root), as in
+tests/test_reliability.py.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rag
+
+pytestmark = pytest.mark.reliability
+
+ROOT = Path(rag.__file__).resolve().parents[1]
+
+
+# ---- helpers ---------------------------------------------------------------------------------------
+def damage_report() -> dict:
+    """What this process noted as damaged since the last call (rag.core.integrity), {} on code without it (so
+    that a probe run on the old code fails at what it probes, not at this import)."""
+    try:
+        from rag.core import integrity
+    except ImportError:
+        return {}
+    return integrity.take()
+
+
+def make_embedder(cache_path: Path, dim: int = 8):
+    """A deterministic embedder (no model) over a real DiskCache: ``(embedder, calls)``, ``calls`` the texts
+    each model call got."""
+    from rag.models.cache import DiskCache
+    from rag.models.embed import _CachedEmbedder
+
+    calls: list[list[str]] = []
+
+    class Fake(_CachedEmbedder):
+        backend = "fake"
+
+        def _embed_texts(self, texts):
+            calls.append(list(texts))
+            rows = [np.random.default_rng(sum(map(ord, t))).normal(size=dim) for t in texts]
+            return np.asarray(rows, dtype=np.float32), 0
+
+    return Fake("fake-model", 4, 512, DiskCache(cache_path)), calls
+
+
+def corrupt_rows(path: Path, sql: str) -> int:
+    """Run an UPDATE on the cache file behind the cache's back (what a bad disk or a stray tool does)."""
+    con = sqlite3.connect(path)
+    n = con.execute(sql).rowcount
+    con.commit()
+    con.close()
+    return n
+
+
+def damage_line(err: str, name: str) -> list[str]:
+    return [ln for ln in err.splitlines() if ln.startswith("warning: cache ") and name in ln]
+
+
+# ---- cache entries ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("garbage", ["odd_length", "same_length", "text"])
+def test_garbage_embedding_entries_are_dropped_recomputed_and_counted_once(tmp_path, garbage):
+    """Probe: garbage values in embeddings.sqlite gave `ValueError: buffer size must be a multiple of
+    element size` for every question (exit 0, all N/A), the cache never named. Now each damaged vector is
+    dropped and embedded again (the same vectors as before), and the count names the file."""
+    path = tmp_path / "embeddings.sqlite"
+    emb, calls = make_embedder(path)
+    texts = [f"chunk {i}" for i in range(6)]
+    clean = emb.embed(texts)
+    damage_report()
+    sql = {"odd_length": "UPDATE kv SET v = randomblob(7) WHERE rowid <= 3",
+           "same_length": "UPDATE kv SET v = randomblob(32) WHERE rowid <= 3",  # 8 float32s: only CRC/norm see it
+           "text": "UPDATE kv SET v = 'not a vector' WHERE rowid <= 3"}[garbage]
+    assert corrupt_rows(path, sql) == 3
+    emb2, calls2 = make_embedder(path)  # a new process's embedder on the same file
+    again = emb2.embed(texts)
+    np.testing.assert_array_equal(again, clean)
+    assert sum(map(len, calls2)) == 3  # only the damaged three were embedded again
+    found = damage_report()
+    assert found[str(path)]["bad_entries"] == 3
+    emb3, calls3 = make_embedder(path)
+    np.testing.assert_array_equal(emb3.embed(texts), clean)
+    assert calls3 == [] and damage_report() == {}  # recomputed vectors were stored back, sound
+
+
+def test_garbage_llm_cache_entries_are_asked_again(tmp_path, make_cfg):
+    """Probe: garbage values in llm.sqlite gave a JSONDecodeError per question. Now a damaged entry is
+    dropped and the model asked again (one request), the count names llm.sqlite."""
+    from test_models_http import FakeOpenAI
+
+    from rag.models import get_llm
+
+    srv = FakeOpenAI(lambda body, n: (200, '{"value": 42}', {}))
+    try:
+        cfg = make_cfg(overrides={"llm.backend": "openai_compatible", "llm.base_url": srv.base_url,
+                                  "llm.model": "fake-integrity", "llm.retry_base_s": 0.01})
+        llm = get_llm(cfg)
+        msgs = [[{"role": "user", "content": f"question {i}"}] for i in range(3)]
+        first = [llm.complete(m).raw for m in msgs]
+        assert len(srv.bodies) == 3
+        damage_report()
+        path = cfg.path("cache_dir") / "llm.sqlite"
+        assert corrupt_rows(path, "UPDATE kv SET v = randomblob(40) WHERE rowid = 2") == 1
+        assert [llm.complete(m).raw for m in msgs] == first
+        assert len(srv.bodies) == 4  # the damaged one asked again, the others from the cache
+        assert damage_report()[str(path)]["bad_entries"] == 1
+    finally:
+        srv.close()
+
+
+# ---- whole cache files ------------------------------------------------------------------------------
+@pytest.mark.parametrize("damage", ["garbage_header", "truncated"])
+def test_an_unreadable_cache_file_is_moved_aside_and_started_afresh(tmp_path, damage):
+    """Probe: a garbage header gave `sqlite3.DatabaseError: file is not a database` (a traceback in `rag ask`).
+    Now the file is moved to `<name>.corrupt-<UTC time>` and a new cache started; the line names both."""
+    path = tmp_path / "embeddings.sqlite"
+    emb, _ = make_embedder(path)
+    clean = emb.embed([f"text {i}" for i in range(400)])  # a few hundred KB: a truncation cuts into the table
+    del emb
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    data = path.read_bytes()
+    damaged = os.urandom(len(data)) if damage == "garbage_header" else data[: len(data) // 2]
+    path.write_bytes(damaged)
+    damage_report()
+    emb2, calls = make_embedder(path)
+    np.testing.assert_array_equal(emb2.embed([f"text {i}" for i in range(400)]), clean)
+    assert sum(map(len, calls)) == 400  # nothing could be kept
+    moved = [p for p in tmp_path.glob("embeddings.sqlite.corrupt-*") if not p.name.endswith(("-wal", "-shm"))]
+    assert len(moved) == 1 and re.fullmatch(r"embeddings\.sqlite\.corrupt-\d{8}T\d{6}Z", moved[0].name), moved
+    assert moved[0].read_bytes() == damaged  # kept as it was, for a look
+    from rag.core import integrity
+
+    lines = integrity.lines(damage_report())
+    assert len(lines) == 1 and lines[0].startswith(f"warning: cache {path}: unreadable (") and \
+        f"moved to {moved[0]}" in lines[0], lines
+
+
+def _open_damaged(path: str, start: float, out) -> None:
+    while time.time() < start:  # both processes meet the damaged file at once
+        pass
+    try:
+        from rag.models.cache import DiskCache
+
+        c = DiskCache(path)
+        c.put(f"k{os.getpid()}", b"v")
+        out.put("ok" if c.get(f"k{os.getpid()}") == b"v" else "lost")
+    except Exception as e:  # noqa: BLE001 - reported to the test
+        out.put(f"{type(e).__name__}: {e}")
+
+
+def test_two_processes_meeting_one_damaged_cache_file_move_it_aside_once(tmp_path):
+    """Two processes sharing a cache folder open a damaged file at the same moment: one moves it aside,
+    neither moves the fresh file the other just made, both go on with the new file."""
+    from rag.models.cache import DiskCache
+
+    ctx = mp.get_context("fork")
+    for trial in range(6):
+        path = tmp_path / f"t{trial}" / "llm.sqlite"
+        path.parent.mkdir()
+        path.write_bytes(b"garbage, not sqlite " * 300)
+        out, start = ctx.Queue(), time.time() + 0.3
+        procs = [ctx.Process(target=_open_damaged, args=(str(path), start, out)) for _ in range(3)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        assert sorted(out.get(timeout=10) for _ in procs) == ["ok"] * 3
+        moved = [p for p in path.parent.iterdir() if ".corrupt-" in p.name and not p.name.endswith(("-wal", "-shm"))]
+        assert len(moved) == 1, sorted(p.name for p in path.parent.iterdir())
+        assert len(DiskCache(path)) == 3  # every process's write is in the one new file
+
+
+def test_a_connection_opened_before_the_file_was_replaced_follows_the_new_file(tmp_path):
+    """A cache object (another thread's or process's) that opened the file before a second one moved it
+    aside writes to the new file, not to the moved one."""
+    from rag.models.cache import DiskCache
+
+    path = tmp_path / "llm.sqlite"
+    early = DiskCache(path)
+    early.put("a", b"1")
+    # the file is damaged under it (a disk error, a copy over it) and a second cache object moves it aside
+    path.write_bytes(b"garbage, not sqlite " * 300)
+    for side in ("-wal", "-shm"):
+        Path(str(path) + side).unlink(missing_ok=True)
+    late = DiskCache(path)
+    early.put("b", b"2")
+    assert late.get("b") == b"2" and early.get("a") is None
+    damage_report()
+
+
+def test_a_full_disk_while_caching_does_not_fail_the_work(tmp_path):
+    """Probe: the disk filling mid-write. A cache write that fails (sqlite: "database or disk is full") is
+    counted, the vectors are still returned, and the next run embeds them again."""
+    path = tmp_path / "embeddings.sqlite"
+    emb, calls = make_embedder(path, dim=256)
+    emb.embed(["warm"])
+    conn = emb.cache._conn()
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages + 1}")  # this connection's disk is full now
+    damage_report()
+    texts = [f"long chunk {i}" for i in range(64)]
+    vecs = emb.embed(texts)
+    assert vecs.shape == (64, 256) and np.isfinite(vecs).all()
+    found = damage_report()[str(path)]
+    assert found["write_errors"] >= 1 and "full" in found["why_write"]
+
+
+# ---- stage artifacts ------------------------------------------------------------------------------------
+def _pipeline(data: Path, out: Path, run: str, *stages: str, code: Path = ROOT, notebooks: bool = False):
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    env.pop("RAG_RUN_TOKEN", None)
+    args = (["-m", "rag.cli", "run"] if notebooks else ["-m", "rag.pipeline", "--direct"]) + [
+        "--preset", "test", "--data", str(data), "--run", run, "--stages", ",".join(stages),
+        "--set", f"outputs_dir={out}", "--set", f"cache_dir={out / 'cache'}"]
+    return subprocess.run([sys.executable, *args], cwd=code, env=env, capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def parsed(demo_dir, tmp_path_factory):
+    """One real 01_parse + 02_clean of the demo corpus: ``(data, out, run_dir)``."""
+    tmp = tmp_path_factory.mktemp("art")
+    data, out = tmp / "demo", tmp / "out"
+    shutil.copytree(demo_dir, data)
+    p = _pipeline(data, out, "base", "01_parse", "02_clean")
+    assert p.returncode == 0, p.stdout + p.stderr
+    return data, out, out / "base"
+
+
+@pytest.mark.parametrize("damage", ["truncated", "same_size", "old_record_truncated"])
+def test_a_damaged_stage_artifact_is_rebuilt_like_a_missing_one(parsed, damage):
+    """Probe: with 01_parse/<sha1>.json cut short, the rerun exited 1 in a papermill traceback ending
+    `ValueError: ...: not valid JSON` (with --direct: 02 failed the report). Now the item is not current:
+    01 rebuilds it byte-identical, and the closing summary says once which item and why. A same-size
+    overwrite is caught by the recorded sha256; a record from before checksums by parsing the JSON."""
+    data, out, base = parsed
+    run = f"dmg-{damage}"
+    shutil.copytree(base, out / run)
+    d = out / run / "01_parse"
+    sha1 = sorted(p.stem for p in d.glob("*.json") if len(p.stem) == 40)[0]
+    target = d / f"{sha1}.json"
+    good = target.read_bytes()
+    if damage == "same_size":
+        target.write_bytes(good.replace(b'"', b"'", 1))  # still the same size, not the same bytes
+    else:
+        target.write_bytes(good[: len(good) // 2])
+    if damage == "old_record_truncated":  # an item record written before records kept sizes and hashes
+        rec_path = d / ".items" / f"{sha1}.json"
+        rec = json.loads(rec_path.read_text())
+        rec.pop("written", None)
+        rec_path.write_text(json.dumps(rec))
+    (out / run / "02_clean" / f"{sha1}.json").unlink()  # 02 must read 01's file again
+    p = _pipeline(data, out, run, "01_parse", "02_clean")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "Traceback" not in p.stderr and "some items did not finish" not in p.stderr, p.stderr
+    assert target.read_bytes() == good
+    lines = [ln for ln in p.stderr.splitlines() if "damaged" in ln]
+    assert lines == [f"warning: 01_parse: 1 item(s) rebuilt because their artifacts were damaged: {sha1} "
+                     f"({sha1}.json: " + lines[0].split(f"({sha1}.json: ", 1)[-1]], p.stderr
+    assert re.search(r"\[01_parse\] 4 items \(report\): 1 to run, 3 current", p.stdout), p.stdout
+    again = _pipeline(data, out, run, "01_parse", "02_clean")
+    assert "damaged" not in again.stderr and "0 to run, 4 current" in again.stdout  # said once
+
+
+@pytest.mark.slow
+def test_a_truncated_artifact_under_rag_run_notebooks_is_rebuilt(parsed):
+    """The same under `rag run` (notebooks): it was exit 1 after a ~100-line papermill traceback."""
+    data, out, base = parsed
+    shutil.copytree(base, out / "nb")
+    target = next(p for p in sorted((out / "nb" / "01_parse").glob("*.json")) if len(p.stem) == 40)
+    good = target.read_bytes()
+    target.write_bytes(good[:500])
+    p = _pipeline(data, out, "nb", "01_parse", notebooks=True)
+    assert p.returncode == 0, p.stdout + p.stderr[-3000:]
+    assert "Traceback" not in p.stderr and target.read_bytes() == good
+    assert f"rebuilt because their artifacts were damaged: {target.stem}" in p.stderr
