@@ -289,3 +289,63 @@ def test_a_truncated_artifact_under_rag_run_notebooks_is_rebuilt(parsed):
     assert p.returncode == 0, p.stdout + p.stderr[-3000:]
     assert "Traceback" not in p.stderr and target.read_bytes() == good
     assert f"rebuilt because their artifacts were damaged: {target.stem}" in p.stderr
+
+
+# ---- non-UTF-8 dataset files ---------------------------------------------------------------------
+def _latin1(data: Path, which: str) -> int:
+    """Rewrite ``which`` in latin-1 with one accented letter; returns the offset of its first non-UTF-8 byte."""
+    if which == "questions.json":
+        qs = json.loads((data / which).read_text())
+        qs[1]["text"] = "Quelle est la trésorerie d'Aurelia Pharma AG ?"
+        blob = json.dumps(qs, ensure_ascii=False, indent=1).encode("latin-1")
+    else:
+        blob = (data / which).read_text().replace("Aurelia Pharma AG", "Aurélia Pharma AG").encode("latin-1")
+    (data / which).write_bytes(blob)
+    return blob.index(b"\xe9")
+
+
+@pytest.mark.parametrize("which", ["questions.json", "subset.csv"])
+@pytest.mark.parametrize("command", ["pipeline", "rag_run", "rag_ask"])
+def test_a_latin1_dataset_file_is_one_problem_line_with_the_offset_and_exit_2(demo_dir, tmp_path, capsys,
+                                                                              which, command):
+    """Probe: a latin-1 questions.json or subset.csv gave a raw UnicodeDecodeError traceback, exit 1, and an
+    empty run folder. Now: the dataset error names the file, the byte, its offset and the fix; exit 2; the
+    run folder holds the error.log."""
+    from rag.cli import main as cli
+    from rag.pipeline import main as pipeline
+
+    data = tmp_path / "data"
+    shutil.copytree(demo_dir, data)
+    offset = _latin1(data, which)
+    out = tmp_path / "out"
+    common = ["--preset", "test", "--data", str(data), "--set", f"outputs_dir={out}", "--set",
+              f"cache_dir={tmp_path / 'c'}"]
+    if command == "pipeline":
+        rc = pipeline([*common, "--run", "r", "--direct"])
+    elif command == "rag_run":
+        rc = cli(["run", *common, "--run", "r"])
+    else:
+        rc = cli(["ask", "Did Aurelia Pharma AG announce a share buyback plan?", *common, "--run", "r"])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert "Traceback" not in err and "UnicodeDecodeError" not in err, err
+    assert err.startswith("error: DatasetError: "), err
+    line = next(ln.strip() for ln in err.splitlines() if which in ln and "UTF-8" in ln)
+    line_no = (data / which).read_bytes()[:offset].count(b"\n") + 1
+    assert line == (f"{data / which}: byte 0xe9 at offset {offset} (line {line_no}) is not UTF-8; save it as "
+                    "UTF-8 (e.g. iconv -f latin1 -t utf-8, or your editor's 'Save as UTF-8')")
+    run_dir = out / "r"
+    assert not run_dir.exists() or any(run_dir.iterdir()), "an empty run folder was left behind"
+
+
+def test_a_utf8_bom_questions_file_is_read(demo_dir, tmp_path):
+    """A questions.json saved "UTF-8 with BOM" (Windows Notepad) was refused as not valid JSON; it is read."""
+    from rag.core.dataset import load_dataset
+
+    data = tmp_path / "data"
+    shutil.copytree(demo_dir, data)
+    for name in ("questions.json", "subset.csv"):
+        (data / name).write_bytes(b"\xef\xbb\xbf" + (data / name).read_bytes())
+    ds = load_dataset(data)
+    assert len(ds.questions) == len(json.loads((demo_dir / "questions.json").read_text()))
+    assert ds.reports[0].sha1 == (demo_dir / "subset.csv").read_text().splitlines()[1].split(",")[0]
