@@ -13,7 +13,8 @@ from .core.config import RunConfig
 
 
 def print_outcome(cfg: RunConfig) -> None:
-    """Say where things are and, when 07 ran, the score."""
+    """Say where things are and, when 07 ran, the score (marked stale, with the command that refreshes it,
+    when 07 scored another submission than 06's current one: rag.evaluate.staleness)."""
     print(f"\nOutputs: {cfg.run_dir}")
     from .answer import submission_path
 
@@ -30,7 +31,11 @@ def print_outcome(cfg: RunConfig) -> None:
         if tot.get("questions") == 0:  # a dataset of one's own has no answers.json: nothing was scored
             print(f"Score: none (no gold in {cfg.data_dir}: answers.json, or labels.jsonl from 08_label)")
         else:
-            print("Score: " + ", ".join(f"{k}={tot[k]}" for k in keys))
+            from .evaluate.staleness import stale_note
+
+            stale = stale_note(cfg.run_dir)  # 06 ran again after 07 (e.g. --stages 06_answer): old numbers
+            print(f"Score ({stale}): " if stale else "Score: ", end="")
+            print(", ".join(f"{k}={tot[k]}" for k in keys))
 
 
 def print_damage(run_dir: Path, stages: Sequence[str]) -> None:

@@ -349,3 +349,47 @@ def test_a_utf8_bom_questions_file_is_read(demo_dir, tmp_path):
     ds = load_dataset(data)
     assert len(ds.questions) == len(json.loads((demo_dir / "questions.json").read_text()))
     assert ds.reports[0].sha1 == (demo_dir / "subset.csv").read_text().splitlines()[1].split(",")[0]
+
+
+# ---- stale scores -------------------------------------------------------------------------------------
+def test_a_score_older_than_the_submission_says_stale_with_the_refresh_command(demo_dir, make_cfg, capsys):
+    """Probe: after `python -m rag.pipeline ... --direct --stages 06_answer` changed answers on a finished
+    run, the closing `Score:` line and `python -m rag.evaluate --run RUN` printed 07's old numbers as
+    current. Now both say stale and name the command that refreshes them; that command scores the new
+    submission and the marks go."""
+    from test_evaluate import _write_sub
+
+    from rag.core.dataset import load_dataset
+    from rag.evaluate import main as evaluate_main
+    from rag.evaluate import run_evaluate
+    from rag.pipeline import main as pipeline
+    from rag.pipeline import print_outcome
+
+    ds = load_dataset(demo_dir)
+    cfg = make_cfg(demo_dir, run="scored")
+    sub = cfg.run_dir / "06_answer" / "submission.json"
+    answers = [{"question_text": q.text, "kind": q.kind, "value": "N/A", "references": []} for q in ds.questions]
+    _write_sub(sub, answers)
+    run_evaluate(cfg, ds, progress=False, gold_source="answers")
+    capsys.readouterr()
+    print_outcome(cfg)
+    assert re.search(r"^Score: G=", capsys.readouterr().out, re.M)  # current: no mark
+    answers[0]["value"] = 1.0  # 06 ran again and changed an answer
+    _write_sub(sub, answers)
+    print_outcome(cfg)
+    score = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("Score"))
+    m = re.fullmatch(r"Score \(stale: 06_answer/submission\.json changed after 07_evaluate scored it; refresh with: "
+                     r"(python -m rag\.pipeline .*--direct --stages 07_evaluate)\): G=.*", score)
+    assert m, score
+    assert evaluate_main(["--run", str(cfg.run_dir)]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {cfg.run_dir}: scores are stale: " in err and m.group(1) in err, err
+    import shlex
+
+    cmd = shlex.split(m.group(1))
+    assert cmd[:3] == ["python", "-m", "rag.pipeline"]
+    assert pipeline(cmd[3:]) == 0  # the printed command refreshes 07
+    capsys.readouterr()
+    print_outcome(cfg)
+    out = capsys.readouterr().out
+    assert re.search(r"^Score: G=", out, re.M) and "stale" not in out, out
