@@ -46,7 +46,7 @@ def print_damage(run_dir: Path, stages: Sequence[str]) -> None:
     from .core import integrity
     from .core.artifacts import STAGES, read_manifest
 
-    found = []
+    found, lines = [], []
     for st in stages:
         if st not in STAGES:
             continue
@@ -58,11 +58,12 @@ def print_damage(run_dir: Path, stages: Sequence[str]) -> None:
         if damaged:
             first = next(iter(damaged.items()))
             more = f" and {len(damaged) - 1} more (see {st}/manifest.json)" if len(damaged) > 1 else ""
-            print(f"warning: {st}: {len(damaged)} item(s) rebuilt because their artifacts were damaged: "
-                  f"{first[0]} ({first[1]}){more}", file=sys.stderr)
+            lines.append(f"warning: {st}: {len(damaged)} item(s) rebuilt because their artifacts were damaged: "
+                         f"{first[0]} ({first[1]}){more}")
         found.append(m.get("damage") or {})
-    for line in integrity.lines(integrity.merge([*found, integrity.take()])):
-        print(line, file=sys.stderr)
+    lines += integrity.lines(integrity.merge([*found, integrity.take()]))
+    if lines:  # after the summary above, a blank line first (as the other warnings)
+        print("\n" + "\n".join(lines), file=sys.stderr)
 
 
 def run_failures(run_dir: Path, stages: Sequence[str] | None = None) -> dict[str, dict[str, str]]:
