@@ -393,3 +393,49 @@ def test_a_score_older_than_the_submission_says_stale_with_the_refresh_command(d
     print_outcome(cfg)
     out = capsys.readouterr().out
     assert re.search(r"^Score: G=", out, re.M) and "stale" not in out, out
+
+
+# ---- the demonstration: a corrupted cache gives the clean run's submission ------------------------------
+@pytest.mark.slow
+@pytest.mark.llm
+def test_a_run_over_corrupted_caches_gives_the_clean_runs_submission(parsed, tmp_path):
+    """Issue 45's "must show": 05 + 06 with the small local model, then every third row of embeddings.sqlite
+    and llm.sqlite overwritten with random bytes (half of another length) and the same stages run into a new
+    run folder over that cache: exit 0, a submission byte-identical to the clean run's, and one line per
+    cache file naming it and its count. (On bcf3d6a: exit 0, 9 of 10 questions failed in 05 with
+    `buffer size must be a multiple of element size`, the cache never named.)"""
+    import random
+
+    from rag.ablate import link_stage
+
+    data, out, base = parsed
+    cache = tmp_path / "cache"
+    runs = {}
+    for run in ("clean", "damaged"):
+        for st in ("01_parse", "02_clean"):
+            link_stage(base, out / run, st)
+        args = [sys.executable, "-m", "rag.pipeline", "--preset", "test", "--data", str(data), "--run", run,
+                "--direct", "--stages", "03_chunk,04_index,05_retrieve,06_answer", "--set", f"outputs_dir={out}",
+                "--set", f"cache_dir={cache}", "--set", "rerank.mode=none"]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env.pop("RAG_RUN_TOKEN", None)
+        runs[run] = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+        assert runs[run].returncode == 0, runs[run].stdout + runs[run].stderr
+        if run == "clean":
+            rng, damaged = random.Random(45), {}
+            for name in ("embeddings.sqlite", "llm.sqlite"):
+                con = sqlite3.connect(cache / name)
+                rows = con.execute("SELECT rowid, length(v) FROM kv ORDER BY rowid").fetchall()[::3]
+                for i, (rowid, n) in enumerate(rows):
+                    junk = bytes(rng.getrandbits(8) for _ in range(n if i % 2 else n + 3))
+                    con.execute("UPDATE kv SET v = ? WHERE rowid = ?", (junk, rowid))
+                con.commit()
+                con.close()
+                damaged[name] = len(rows)
+    sub = "06_answer/submission.json"
+    assert (out / "damaged" / sub).read_bytes() == (out / "clean" / sub).read_bytes()
+    err = runs["damaged"].stderr
+    assert "some items did not finish" not in err, err
+    for name, n in damaged.items():
+        assert damage_line(err, name) == [f"warning: cache {cache / name}: {n} damaged entries dropped and "
+                                          "recomputed (first: checksum mismatch)"], err

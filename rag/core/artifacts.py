@@ -8,7 +8,9 @@ Contract:
   (upstream items' keys + config sections + code version, see :mod:`rag.core.deps`), its status,
   details and usage in ``.items/<item>.json``, written *after* the output (:class:`rag.core.stage.Stage`).
   ``Stage.is_current(item, key)`` is true only when both exist and the key matches, so a stage killed mid-run redoes exactly
-  the unfinished items; the manifest is rebuilt from the records.
+  the unfinished items; the manifest is rebuilt from the records. The record also keeps each output's
+  ``[size, sha256]`` (:func:`digest`): an output that no longer matches (:func:`file_damage`: truncated,
+  overwritten) makes the item not current, so it is rebuilt like a missing one.
 - Downstream stages ask an item's state through the producing stage's module (which calls
   :func:`rag.core.stage.item_state`); only the owner of a stage spells its folder.
 - A stage writes only inside its own ``outputs/<run>/NN_stage/``; it reads earlier stages' files

@@ -175,24 +175,26 @@ class DiskCache:
         """Values found for ``keys`` that pass their CRC and ``check``; damaged ones are deleted (misses)."""
         keys = list(dict.fromkeys(keys))
         out: dict[str, bytes] = {}
-        bad: dict[str, str] = {}
+        bad: dict[str, tuple[Any, str]] = {}  # key -> (the damaged value, why)
         step = 500  # sqlite's bound-parameter limit is 999 on old builds
         for i in range(0, len(keys), step):
             part = keys[i:i + step]
             for k, v, c in self._read(f"SELECT k, v, c FROM kv WHERE k IN ({','.join('?' * len(part))})", part):
                 why = _damage(k, v, c, check)
                 if why:
-                    bad[k] = why
+                    bad[k] = (v, why)
                 else:
                     out[k] = bytes(v)
         if bad:
-            self._delete(list(bad))
-            integrity.note_bad_entries(self.path, len(bad), next(iter(bad.values())))
+            self._delete(bad)
+            integrity.note_bad_entries(self.path, len(bad), next(iter(bad.values()))[1])
         return out
 
-    def _delete(self, keys: list[str]) -> None:
+    def _delete(self, bad: dict[str, tuple[Any, str]]) -> None:
+        """Delete damaged rows, each only while it still holds the damaged value (another process may have
+        stored the recomputed one meanwhile)."""
         try:
-            self._write("DELETE FROM kv WHERE k = ?", [(k,) for k in keys])
+            self._write("DELETE FROM kv WHERE k = ? AND v = ?", [(k, v) for k, (v, _) in bad.items()])
         except sqlite3.Error:
             pass  # the recomputed value replaces the row anyway (put writes INSERT OR REPLACE)
 
