@@ -204,6 +204,34 @@ def test_a_connection_opened_before_the_file_was_replaced_follows_the_new_file(t
     damage_report()
 
 
+def _read_a_damaged_entry(item):
+    """An item's work in a spawned worker process: one cache read that meets a damaged row."""
+    from rag.core.loop import Json, Result
+    from rag.models.cache import DiskCache
+
+    assert DiskCache(item.payload).get(item.id) is None  # the damaged row reads as a miss
+    return Result(files={f"{item.id}.json": Json({"ok": True})})
+
+
+def test_damage_found_in_worker_processes_reaches_the_stage_manifest(tmp_path, make_cfg):
+    """Items run in spawned worker processes (parse/clean pools, Ray): what their work found damaged in a
+    cache comes back with each result, so the stage's manifest (and the closing line) counts it."""
+    from rag.core.loop import Item, LocalExecutor, run_items
+    from rag.core.stage import Stage
+    from rag.models.cache import DiskCache
+
+    path = tmp_path / "llm.sqlite"
+    DiskCache(path).put_many([(f"i{n}", b'{"text": "x"}') for n in range(3)])
+    assert corrupt_rows(path, "UPDATE kv SET v = randomblob(13)") == 3
+    damage_report()
+    stage = Stage(make_cfg(), "02_clean")
+    items = [Item(id=f"i{n}", key="k", outputs=(f"i{n}.json",), payload=str(path)) for n in range(3)]
+    outcomes = run_items(stage, items, _read_a_damaged_entry, executor=LocalExecutor("processes", 2), progress=False)
+    assert [o.status for o in outcomes.values()] == ["ran"] * 3, outcomes
+    manifest = stage.finish()
+    assert manifest.get("damage", {}).get(str(path), {}).get("bad_entries") == 3, manifest.get("damage")
+
+
 def test_a_full_disk_while_caching_does_not_fail_the_work(tmp_path):
     """Probe: the disk filling mid-write. A cache write that fails (sqlite: "database or disk is full") is
     counted, the vectors are still returned, and the next run embeds them again."""

@@ -5,7 +5,8 @@ Contract:
 - Readers that find damage call :func:`note_bad_entries` (entries that failed their checksum or shape: dropped,
   to be recomputed), :func:`note_moved` (a cache file sqlite could not read: moved aside, started afresh) or
   :func:`note_write_failed` (a cache write that failed, e.g. a full disk: the value is still used, only not
-  kept). Counts live in this process until :func:`take` hands them over (and forgets them).
+  kept). Counts live in this process until :func:`take` hands them over (and forgets them); an item's work
+  done in a worker process (a pool, Ray) brings its counts back with its result (:func:`add`).
 - :meth:`rag.core.stage.Stage.finish` takes them into its manifest (``damage``); the run's closing summary
   (``rag.run_messages.print_damage``) prints :func:`lines` of what this invocation's stages recorded: one line
   per file, however many stages and processes met it. Why not print at the moment of finding: a notebook
@@ -61,6 +62,16 @@ def take() -> dict[str, dict[str, Any]]:
         out = {p: {**e, "moved_to": list(e["moved_to"])} for p, e in _FOUND.items()}
         _FOUND.clear()
     return out
+
+
+def add(found: dict[str, dict[str, Any]]) -> None:
+    """Count what another process :func:`take` -s (an item's worker: rag.core.items._call hands it back with
+    the item's result) as found in this one."""
+    if not found:
+        return
+    with _LOCK:
+        for path, e in merge([dict(_FOUND), found]).items():
+            _FOUND[path] = e
 
 
 def merge(found: Iterable[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:

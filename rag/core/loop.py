@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from . import integrity
 from .artifacts import digest, json_bytes, jsonl_bytes
 from .errors import StageCannotRun
 # Re-exported: stages and tests import the records, the executors and the progress from here.
@@ -93,6 +94,7 @@ def run_items(stage, items: Sequence[Item], work: Callable[[Item], Result], *, e
               f"{n_blocked} blocked upstream", flush=True)
     try:
         for it, out, secs in ex.map(work, todo):
+            integrity.add(getattr(out, "damage", None) or {})  # counted by a worker process: said at the end
             if isinstance(out, Exception):
                 original = getattr(out, "original", None)
                 if raise_errors and isinstance(original, raise_errors):
