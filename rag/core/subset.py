@@ -3,9 +3,10 @@
 :func:`load_reports` and re-exports every public name here.
 
 Contract: ``load_reports(root, problems, check_hashes) -> [Report]`` appends one ``"file:row: message"`` per
-problem (a file that is not UTF-8 (a BOM is fine): its offset and the fix, missing column, duplicated or empty sha1, a row with more fields than the header, a currency that is
-not ISO 4217, a bad ``period`` / ``doc_type``, an absent PDF, a PDF whose sha1 differs); ``unlisted_pdfs(root,
-reports)``: warnings for PDFs in ``pdfs/`` that no row lists; ``sha1_of(path)``; ``normalize_doc_type(text)``.
+problem (a file that is not UTF-8 (a BOM is fine): its offset and the fix; a missing column, a duplicated or
+empty sha1, a row with more fields than the header, a currency that is not ISO 4217, a bad ``period`` /
+``doc_type``, an absent PDF, a PDF whose sha1 differs); ``unlisted_pdfs(root, reports)``: warnings for PDFs in
+``pdfs/`` that no row lists; ``sha1_of(path)``; ``normalize_doc_type(text)``.
 """
 from __future__ import annotations
 

@@ -19,7 +19,8 @@ product is the cosine similarity (higher = more similar).
   (backend, model, input limit, text) (+ ``("mean", overlap)`` in mean mode, + ``("runtime", name)`` for an
   ONNX runtime), so re-embedding unchanged
   text loads no model and sends no request. A vector read back is checked (length, finite, unit norm; the
-  cache adds a CRC): a damaged one is dropped and embedded again (:mod:`rag.models.cache`). ``embedder.meter`` counts batches sent (``requests``), tokens
+  cache adds a CRC): a damaged one is dropped and embedded again (:mod:`rag.models.cache`).
+  ``embedder.meter`` counts batches sent (``requests``), tokens
   (openai) and cache hits (one call per text).
 """
 from __future__ import annotations

@@ -18,9 +18,9 @@ Contract (see ``base.LLM``):
   keeps doing so (``schema_fallbacks`` counts them).
 - Each HTTP chat call is disk-cached (``<cache_dir>/llm.sqlite``) under (model id, messages, response
   format, sampling params); a hit sends no request. An entry read back must parse to its shape
-  (:func:`_check_entry`); a damaged one is dropped and asked again (:mod:`rag.models.cache`). ``LLMResult.usage`` sums the call and its repair;
-  ``usage.cached`` is True only when nothing was sent. Every ``complete`` adds its usage ONCE to
-  ``self.meter`` (``meter.snapshot()`` = totals).
+  (:func:`_check_entry`); a damaged one is dropped and asked again (:mod:`rag.models.cache`).
+  ``LLMResult.usage`` sums the call and its repair; ``usage.cached`` is True only when nothing was sent.
+  Every ``complete`` adds its usage ONCE to ``self.meter`` (``meter.snapshot()`` = totals).
 - A local llama.cpp / vLLM server that dies is restarted at most ``cfg.llm.server_max_restarts`` times
   (``usage.restarts`` counts them); after that the call raises ``ModelUnavailable`` naming the signal.
 - Retries (own, the openai client's are off): 429, 5xx, timeouts and connection errors, up to
