@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .core import stages as _stages
 from .core.config import RunConfig
 from .core.dataset import KINDS, Dataset, Question  # noqa: F401 - KINDS: the CLI's --kind choices
 # Characters of page text shown under each cited page.
@@ -102,18 +103,20 @@ def routed_companies(ds: Dataset, text: str) -> list[str]:
     return [ds.report(s).company for s in routed]
 
 
+# What ``rag ask`` runs before answering: 01..04, from the registry (rag.core.stages).
+INDEX_STAGES = tuple(_stages.PIPELINE[:_stages.PIPELINE.index(_stages.name_of("index")) + 1])
+
+
 def ensure_indexed(cfg: RunConfig, ds: Dataset, progress: bool = True) -> None:
     """Stages 01-04 over the dataset; items whose inputs are unchanged are skipped (seconds when done).
     ``progress=False``: no progress or stage lines on stdout."""
     import contextlib
     import io
 
-    from .core.stages import PIPELINE, name_of
     from .pipeline import run_direct
 
-    through_index = list(PIPELINE[:PIPELINE.index(name_of("index")) + 1])  # 01..04 (rag.core.stages)
     with contextlib.nullcontext() if progress else contextlib.redirect_stdout(io.StringIO()):
-        run_direct(cfg, ds, through_index, progress=progress)
+        run_direct(cfg, ds, list(INDEX_STAGES), progress=progress)
 
 
 def _snippet(page_text: str, question: str, value: Any) -> str:

@@ -35,9 +35,9 @@ def _init(argv: list[str]) -> int:
 
 
 def _ask(argv: list[str]) -> int:
-    from .ask import KINDS, ask, ensure_indexed, format_result, routed_companies
+    from .ask import INDEX_STAGES, KINDS, ask, ensure_indexed, format_result, routed_companies
     from .pipeline import parse_set, prepare
-    from .run_messages import report_interrupt
+    from .run_messages import print_damage, report_interrupt
 
     ap = argparse.ArgumentParser(prog="rag ask", description="Answer one question from a dataset's reports "
                                  "(indexes them first when needed) and print the cited pages.")
@@ -62,6 +62,7 @@ def _ask(argv: list[str]) -> int:
         try:
             ensure_indexed(cfg, ds, progress=not a.quiet)
             print(format_result(ask(cfg, ds, a.question, a.kind)))
+            print_damage(cfg.run_dir, INDEX_STAGES)  # damaged caches and artifacts, once
         except KeyboardInterrupt as e:  # under the lock: its progress note says where
             if _DEBUG:
                 raise

@@ -29,8 +29,8 @@ from .core.stages import NOTEBOOKS, PIPELINE, STAGES as STAGE_SPECS  # 08_label 
 from .core.config import PROJECT_ROOT, RunConfig, load_config, parse_set  # noqa: F401 - parse_set: CLIs
 from .core.dataset import Dataset, load_dataset
 # What a run prints: the closing summary, user errors and Ctrl-C as one line.
-from .run_messages import (is_interrupt, print_failures, print_outcome, print_routing, report_interrupt,
-                           report_user_error, run_failures, user_error)
+from .run_messages import (is_interrupt, print_damage, print_failures, print_outcome, print_routing,
+                           report_interrupt, report_user_error, run_failures, user_error)
 
 DEMO_DIR = "data/demo"
 
@@ -182,6 +182,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m rag.pipeline"
         failures = run_failures(cfg.run_dir)  # every stage of the run, also those this invocation skipped
         print_failures(failures)
         print_routing(cfg.run_dir)
+        print_damage(cfg.run_dir, stages)
         return 1 if (failures and a.strict) else 0
     except BaseException as e:  # noqa: BLE001 - user errors and Ctrl-C become lines, the rest propagate
         if is_interrupt(e):

@@ -13,7 +13,8 @@ from .core.config import RunConfig
 
 
 def print_outcome(cfg: RunConfig) -> None:
-    """Say where things are and, when 07 ran, the score."""
+    """Say where things are and, when 07 ran, the score (marked stale, with the command that refreshes it,
+    when 07 scored another submission than 06's current one: rag.evaluate.staleness)."""
     print(f"\nOutputs: {cfg.run_dir}")
     from .answer import submission_path
 
@@ -30,7 +31,39 @@ def print_outcome(cfg: RunConfig) -> None:
         if tot.get("questions") == 0:  # a dataset of one's own has no answers.json: nothing was scored
             print(f"Score: none (no gold in {cfg.data_dir}: answers.json, or labels.jsonl from 08_label)")
         else:
-            print("Score: " + ", ".join(f"{k}={tot[k]}" for k in keys))
+            from .evaluate.staleness import stale_note
+
+            stale = stale_note(cfg.run_dir)  # 06 ran again after 07 (e.g. --stages 06_answer): old numbers
+            print(f"Score ({stale}): " if stale else "Score: ", end="")
+            print(", ".join(f"{k}={tot[k]}" for k in keys))
+
+
+def print_damage(run_dir: Path, stages: Sequence[str]) -> None:
+    """Once per run, what was found damaged and rebuilt: per stage, the items whose artifacts no longer
+    matched what was written (``damaged`` in the manifests of ``stages``, the ones this invocation ran); per
+    cache file, entries dropped and recomputed or the file moved aside (``damage`` in those manifests plus
+    what this process found outside any stage, e.g. ``rag ask``'s retrieval). See :mod:`rag.core.integrity`."""
+    from .core import integrity
+    from .core.artifacts import STAGES, read_manifest
+
+    found, lines = [], []
+    for st in stages:
+        if st not in STAGES:
+            continue
+        try:
+            m = read_manifest(run_dir, st, missing_ok=True) or {}
+        except ValueError:  # a manifest cut short: the stage rewrites it on its next run
+            continue
+        damaged = m.get("damaged") or {}
+        if damaged:
+            first = next(iter(damaged.items()))
+            more = f" and {len(damaged) - 1} more (see {st}/manifest.json)" if len(damaged) > 1 else ""
+            lines.append(f"warning: {st}: {len(damaged)} item(s) rebuilt because their artifacts were damaged: "
+                         f"{first[0]} ({first[1]}){more}")
+        found.append(m.get("damage") or {})
+    lines += integrity.lines(integrity.merge([*found, integrity.take()]))
+    if lines:  # after the summary above, a blank line first (as the other warnings)
+        print("\n" + "\n".join(lines), file=sys.stderr)
 
 
 def run_failures(run_dir: Path, stages: Sequence[str] | None = None) -> dict[str, dict[str, str]]:

@@ -8,7 +8,9 @@ Contract:
   (upstream items' keys + config sections + code version, see :mod:`rag.core.deps`), its status,
   details and usage in ``.items/<item>.json``, written *after* the output (:class:`rag.core.stage.Stage`).
   ``Stage.is_current(item, key)`` is true only when both exist and the key matches, so a stage killed mid-run redoes exactly
-  the unfinished items; the manifest is rebuilt from the records.
+  the unfinished items; the manifest is rebuilt from the records. The record also keeps each output's
+  ``[size, sha256]`` (:func:`digest`): an output that no longer matches (:func:`file_damage`: truncated,
+  overwritten) makes the item not current, so it is rebuilt like a missing one.
 - Downstream stages ask an item's state through the producing stage's module (which calls
   :func:`rag.core.stage.item_state`); only the owner of a stage spells its folder.
 - A stage writes only inside its own ``outputs/<run>/NN_stage/``; it reads earlier stages' files
@@ -86,13 +88,41 @@ def write_text_atomic(path: Path | str, text: str) -> Path:
     return write_bytes_atomic(path, text.encode("utf-8"))
 
 
+def json_bytes(obj: Any, indent: int | None = 1) -> bytes:
+    """What :func:`write_json_atomic` writes."""
+    return json.dumps(obj, indent=indent, ensure_ascii=False, default=_json_default).encode("utf-8")
+
+
+def jsonl_bytes(rows: Iterable[Any]) -> bytes:
+    """What :func:`write_jsonl_atomic` writes."""
+    return "".join(json.dumps(r, ensure_ascii=False, default=_json_default) + "\n" for r in rows).encode("utf-8")
+
+
 def write_json_atomic(path: Path | str, obj: Any, indent: int | None = 1) -> Path:
-    return write_text_atomic(path, json.dumps(obj, indent=indent, ensure_ascii=False, default=_json_default))
+    return write_bytes_atomic(path, json_bytes(obj, indent))
 
 
 def write_jsonl_atomic(path: Path | str, rows: Iterable[Any]) -> Path:
-    text = "".join(json.dumps(r, ensure_ascii=False, default=_json_default) + "\n" for r in rows)
-    return write_text_atomic(path, text)
+    return write_bytes_atomic(path, jsonl_bytes(rows))
+
+
+def digest(data: bytes) -> list[Any]:
+    """``[size, sha256]`` of bytes written: what an item record keeps to know its outputs unchanged."""
+    return [len(data), hashlib.sha256(data).hexdigest()]
+
+
+def file_damage(path: Path, recorded: Any) -> str:
+    """Why ``path`` is not the file recorded as ``[size, sha256]`` ("" when it is): a size is a stat, the hash
+    is read only when the size matches."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return ""  # missing, not damaged: the caller's existence check says so
+    if size != recorded[0]:
+        return f"{path.name}: {size} bytes, {recorded[0]} written"
+    if file_sha256(path) != recorded[1]:
+        return f"{path.name}: content differs from what was written (sha256)"
+    return ""
 
 
 def read_json(path: Path | str) -> Any:

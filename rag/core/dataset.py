@@ -28,6 +28,8 @@ import json
 from pathlib import Path
 from typing import Literal, get_args
 
+from .text_files import NotUtf8, read_utf8
+
 # The reports (subset.csv + the PDF folders); the names are part of this module's interface.
 from .subset import (DOC_TYPES, ISO_CURRENCIES, PERIOD_RE, SUBSET_COLUMNS, Report, _Rec,  # noqa: F401
                      load_reports, normalize_doc_type, sha1_of, unlisted_pdfs)
@@ -96,7 +98,10 @@ def parse_ref(ref: str) -> PageRef:
 
 def _load_json(path: Path, problems: list[str]):
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_utf8(path))  # a BOM is fine; latin-1 etc. is one problem line with the fix
+    except NotUtf8 as e:
+        problems.append(str(e))
+        return None
     except json.JSONDecodeError as e:
         problems.append(f"{path}:{e.lineno}: not valid JSON ({e.msg})")
         return None

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Literal, Protocol, Sequence
 
+from . import integrity
 from .usage import ItemUsage
 
 
@@ -49,6 +50,8 @@ class Result:
     files: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
     usage: ItemUsage = field(default_factory=ItemUsage)
+    # Damage the work found in caches (rag.core.integrity), set by _call: a worker process's counts travel back.
+    damage: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -84,6 +87,14 @@ def _call(fn: Callable[[Item], Result], item: Item) -> tuple[Any, float]:
     except Exception as e:  # noqa: BLE001 - one failing item must not stop the others
         out = ItemError(f"{type(e).__name__}: {e}")
         out.original = e if not _in_subprocess() else None  # type: ignore[attr-defined]
+    # What the work found damaged goes back with its outcome (the driver counts it: rag.core.loop); in the
+    # driver's own threads this takes and gives back the same counts.
+    damage = integrity.take()
+    if damage:
+        try:
+            out.damage = damage
+        except AttributeError:  # a work function returning something else: the loop reports that
+            integrity.add(damage)
     return out, time.perf_counter() - t0
 
 

@@ -5,7 +5,9 @@ Contract:
   ``blocked`` = the reason when an upstream item failed) and a ``work(item) -> Result`` function, and
   calls :func:`run_items`. The loop skips current items (:meth:`Stage.is_current`), hands the rest to
   an :class:`Executor`, times each, writes each result's files atomically *in the driver* (workers never
-  write), then the item's record (key, info, usage); a failing item is recorded with its error and its
+  write), then the item's record (key, info, usage, each file's size and sha256); an item whose outputs no
+  longer match their record (truncated, overwritten: :meth:`Stage.is_current`) is rebuilt like a missing
+  one and named in the manifest (``damaged``); a failing item is recorded with its error and its
   old outputs are removed, the others go on; a blocked item is recorded as blocked with its reason.
 - Progress (:mod:`rag.core.progress`): tqdm with ETA when interactive, otherwise one log line every
   ``LOG_EVERY`` items and at the end (``[05_retrieve] 10/30 items  3.1s/item  ETA 1m02s  failed 0``).
@@ -23,6 +25,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from . import integrity
+from .artifacts import digest, json_bytes, jsonl_bytes
 from .errors import StageCannotRun
 # Re-exported: stages and tests import the records, the executors and the progress from here.
 from .executors import (PARENT_POLL_S, ExecutorFactory, LocalExecutor, _default_executor, executor,  # noqa: F401
@@ -32,17 +36,24 @@ from .progress import LOG_EVERY, MIN_LOG_LINES, Progress  # noqa: F401
 from .usage import ItemUsage
 
 
-def _write(stage, rel: str, data: Any) -> None:
+def _encode(stage, rel: str, data: Any) -> bytes:
+    """The bytes an output is written as (the Stage.write_* encodings)."""
     if isinstance(data, Json):
-        stage.write_json(rel, data.obj, indent=data.indent)
-    elif isinstance(data, Jsonl):
-        stage.write_jsonl(rel, data.rows)
-    elif isinstance(data, bytes):
-        stage.write_bytes(rel, data)
-    elif isinstance(data, str):
-        stage.write_text(rel, data)
-    else:
-        raise TypeError(f"{stage.name}/{rel}: unsupported output type {type(data).__name__}")
+        return json_bytes(data.obj, data.indent)
+    if isinstance(data, Jsonl):
+        return jsonl_bytes(data.rows)
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, str):
+        return data.encode("utf-8")
+    raise TypeError(f"{stage.name}/{rel}: unsupported output type {type(data).__name__}")
+
+
+def _write(stage, rel: str, data: Any) -> list[Any]:
+    """Write one output; its ``[size, sha256]`` as the item record keeps it (checked when read back)."""
+    blob = _encode(stage, rel, data)
+    stage.write_bytes(rel, blob)
+    return digest(blob)
 
 
 def run_items(stage, items: Sequence[Item], work: Callable[[Item], Result], *, executor: Executor | None = None,
@@ -66,6 +77,9 @@ def run_items(stage, items: Sequence[Item], work: Callable[[Item], Result], *, e
             outcomes[it.id] = Outcome(it, "current", rec.get("info", {}), ItemUsage.from_dict(rec.get("usage")), 0.0)
         else:
             todo.append(it)
+    if stage.damaged:  # outputs that no longer match what was written: rebuilt like missing ones
+        rebuilt = {it.id for it in todo}
+        stage.damaged = {i: why for i, why in stage.damaged.items() if i in rebuilt}
     bar = Progress(stage.name, len(todo), unit, progress)
     ex = executor or _default_executor(stage.cfg)
     if todo and hasattr(ex, "describe"):
@@ -80,6 +94,7 @@ def run_items(stage, items: Sequence[Item], work: Callable[[Item], Result], *, e
               f"{n_blocked} blocked upstream", flush=True)
     try:
         for it, out, secs in ex.map(work, todo):
+            integrity.add(getattr(out, "damage", None) or {})  # counted by a worker process: said at the end
             if isinstance(out, Exception):
                 original = getattr(out, "original", None)
                 if raise_errors and isinstance(original, raise_errors):
@@ -87,10 +102,9 @@ def run_items(stage, items: Sequence[Item], work: Callable[[Item], Result], *, e
                 stage.mark_failed(it.id, it.key, str(out), it.outputs)
                 outcomes[it.id] = Outcome(it, "failed", {}, ItemUsage(), round(secs, 3), str(out))
             else:
-                for rel, data in out.files.items():
-                    _write(stage, rel, data)
+                files = {rel: _write(stage, rel, data) for rel, data in out.files.items()}
                 usage = out.usage + ItemUsage(seconds=secs)
-                stage.mark_done(it.id, it.key, usage=usage.as_dict(), **out.info)
+                stage.mark_done(it.id, it.key, usage=usage.as_dict(), written=files, **out.info)
                 outcomes[it.id] = Outcome(it, "ran", out.info, usage, round(secs, 3))
             bar.update(failed=outcomes[it.id].status == "failed")
             note()

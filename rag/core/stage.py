@@ -14,9 +14,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
-from .artifacts import (_TMP_MARK, ITEMS_DIR, LEGACY_KEYS_DIR, STAGE_PACKAGES, file_sha256, hash_key,
-                        package_versions, read_json, write_bytes_atomic, write_json_atomic, write_jsonl_atomic,
-                        write_text_atomic)
+from .artifacts import (_TMP_MARK, ITEMS_DIR, LEGACY_KEYS_DIR, STAGE_PACKAGES, file_damage, file_sha256, hash_key,
+                        package_versions, read_json, read_jsonl, write_bytes_atomic, write_json_atomic,
+                        write_jsonl_atomic, write_text_atomic)
+from . import integrity
 from .config import RunConfig
 
 
@@ -52,6 +53,7 @@ class Stage:
         self._tokens: dict[str, int] = {}
         self._done_now = 0  # items finished by this invocation (mark_done calls)
         self.execution: dict[str, Any] = {}  # how this invocation ran its items (set by the item loop)
+        self.damaged: dict[str, str] = {}  # item -> why its outputs were not as written (rebuilt this time)
         self._previous: dict[str, Any] = {}
         old = self.dir / "manifest.json"
         if old.exists():
@@ -102,18 +104,33 @@ class Stage:
         return read_item_record(self.dir, item)
 
     def is_current(self, item: str, key: str, *outputs: str) -> bool:
-        """True when ``item`` was finished with this ``key`` and its ``outputs`` still exist."""
+        """True when ``item`` was finished with this ``key`` and its ``outputs`` still exist, unchanged: each
+        file the record lists (``written``: size + sha256) must match it, and a JSON output of a record from
+        before those lists must parse. A damaged item is not current (rebuilt like a missing one) and its
+        reason goes to :attr:`damaged` (the manifest's ``damaged``)."""
         rec = self.record(item)
         if not rec or rec.get("status") != "done" or rec.get("key") != key:
             return False
-        return all(self.path(o).exists() for o in outputs)
+        if not all(self.path(o).exists() for o in outputs):
+            return False
+        why = output_damage(self.dir, rec, outputs)
+        if why:
+            with self._lock:
+                self.damaged[item] = why
+            return False
+        return True
 
     def _write_record(self, item: str, rec: dict[str, Any]) -> None:
         write_json_atomic(self._record_path(item), rec, indent=None)
 
-    def mark_done(self, item: str, key: str, usage: dict[str, Any] | None = None, **info: Any) -> None:
-        """Record ``item`` as finished (call after its outputs are written)."""
-        self._write_record(item, {"key": key, "status": "done", "error": "", "info": info, "usage": usage or {}})
+    def mark_done(self, item: str, key: str, usage: dict[str, Any] | None = None,
+                  written: dict[str, Any] | None = None, **info: Any) -> None:
+        """Record ``item`` as finished (call after its outputs are written; ``written``: ``{file: [size,
+        sha256]}`` of them, checked by :meth:`is_current`)."""
+        rec = {"key": key, "status": "done", "error": "", "info": info, "usage": usage or {}}
+        if written:
+            rec["written"] = written
+        self._write_record(item, rec)
         with self._lock:
             self._done_now += 1
 
@@ -196,6 +213,12 @@ class Stage:
                           **({"usage": r["usage"]} if r.get("usage") else {})} for i, r in records.items()},
             **(extra or {}),
         }
+        # What this invocation found damaged (never carried over: the closing summary says it once)
+        damage = integrity.take()  # cache files: entries dropped, files moved aside
+        if self.damaged:
+            manifest["damaged"] = dict(self.damaged)
+        if damage:
+            manifest["damage"] = damage
         if carried:
             manifest["checked"] = {"started": manifest["started"], "seconds": manifest["seconds"]}
             for k in ("started", "seconds", "timings", "tokens"):
@@ -216,6 +239,25 @@ def read_item_record(stage_folder: Path, item: str) -> dict[str, Any] | None:
     if legacy.exists():
         return {"key": legacy.read_text().strip(), "status": "done", "error": "", "info": {}, "usage": {}}
     return None
+
+
+def output_damage(stage_folder: Path, rec: dict[str, Any], outputs: Sequence[str]) -> str:
+    """Why a done item's outputs are not what was written ("" when they are): a size or sha256 differing from
+    the record's ``written``; for a record without one (made before), a ``.json``/``.jsonl`` output that does
+    not parse."""
+    written = rec.get("written") or {}
+    for rel, recorded in written.items():
+        why = file_damage(stage_folder / rel, recorded)
+        if why:
+            return why
+    for rel in outputs:
+        if rel in written or not rel.endswith((".json", ".jsonl")) or not (stage_folder / rel).is_file():
+            continue
+        try:
+            (read_jsonl if rel.endswith(".jsonl") else read_json)(stage_folder / rel)
+        except (ValueError, UnicodeDecodeError) as e:
+            return f"{rel}: not valid JSON ({type(e).__name__})"
+    return ""
 
 
 def item_state(stage_folder: Path, item: str, outputs: Sequence[str] = ()) -> ItemState:

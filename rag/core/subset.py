@@ -3,18 +3,22 @@
 :func:`load_reports` and re-exports every public name here.
 
 Contract: ``load_reports(root, problems, check_hashes) -> [Report]`` appends one ``"file:row: message"`` per
-problem (missing column, duplicated or empty sha1, a row with more fields than the header, a currency that is
-not ISO 4217, a bad ``period`` / ``doc_type``, an absent PDF, a PDF whose sha1 differs); ``unlisted_pdfs(root,
-reports)``: warnings for PDFs in ``pdfs/`` that no row lists; ``sha1_of(path)``; ``normalize_doc_type(text)``.
+problem (a file that is not UTF-8 (a BOM is fine): its offset and the fix; a missing column, a duplicated or
+empty sha1, a row with more fields than the header, a currency that is not ISO 4217, a bad ``period`` /
+``doc_type``, an absent PDF, a PDF whose sha1 differs); ``unlisted_pdfs(root, reports)``: warnings for PDFs in
+``pdfs/`` that no row lists; ``sha1_of(path)``; ``normalize_doc_type(text)``.
 """
 from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import re
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
+
+from .text_files import NotUtf8, read_utf8
 
 SUBSET_COLUMNS = ("sha1", "company_name", "cur")
 # Filing types a subset.csv row may name (``doc_type``); spellings users write map to these.
@@ -67,7 +71,12 @@ def _pdf_dirs(root: Path, problems: list[str]) -> list[Path]:
     if (root / "pdfs").is_dir() or not listing.exists():
         return [root / "pdfs"]
     dirs = []
-    for line_no, line in enumerate(listing.read_text(encoding="utf-8-sig").splitlines(), 1):
+    try:
+        text = read_utf8(listing)
+    except NotUtf8 as e:
+        problems.append(str(e))
+        return []
+    for line_no, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -90,7 +99,12 @@ def load_reports(root: Path, problems: list[str], check_hashes: bool) -> list[Re
     reports: list[Report] = []
     seen: dict[str, int] = {}
     pdf_dirs = _pdf_dirs(root, problems)
-    with open(path, newline="", encoding="utf-8-sig") as f:
+    try:
+        text = read_utf8(path)
+    except NotUtf8 as e:
+        problems.append(str(e))
+        return []
+    with io.StringIO(text, newline="") as f:
         reader = csv.DictReader(f)
         missing = [c for c in SUBSET_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:

@@ -231,6 +231,15 @@ def _run_arg(run: str) -> str:
     return str(named) if named.exists() else run
 
 
+def _warn_stale(run: str) -> None:
+    """One line before a run's scores when they are older than its submission (rag.evaluate.staleness)."""
+    from .staleness import stale_note
+
+    note = stale_note(run)
+    if note:
+        print(f"warning: {run}: scores are {note}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m rag.evaluate --data DIR --submission FILE [--gold answers|labels|both]``: print the score.
     ``python -m rag.evaluate --run RUN``: the by-group table of a run scored by 07.
@@ -253,10 +262,13 @@ def main(argv: list[str] | None = None) -> int:
         except (FileNotFoundError, ValueError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
+        _warn_stale(a.run)
         print(group_table(table).to_string(index=False))
         return 0
     if a.paired:
         a.paired = [_run_arg(r) for r in a.paired]
+        for r in a.paired:
+            _warn_stale(r)
         keep = ["score", "max_score", "G", "R", "answer_accuracy", "na_precision", "na_recall", "seconds", "tokens"]
         both = compare_runs(*a.paired)
         print(both[[c for c in keep if c in both.columns]].to_string())

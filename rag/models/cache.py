@@ -1,24 +1,50 @@
 """A small on-disk key -> bytes store (sqlite, WAL) shared by the LLM and embedding caches.
 
-Contract: ``DiskCache(path).get(key) -> bytes | None`` and ``.put(key, value)``; safe under threads
-(one connection per thread) and under several processes (sqlite WAL + busy timeout; an insert that loses
-a race is ignored, both writers stored the same value for the same key). Keys are hex digests made by
-:func:`make_key` from JSON-able parts, so any change of model, messages, schema or params is a new key.
+Contract: ``DiskCache(path).get(key, check) -> bytes | None``, ``.get_many(keys, check)`` and ``.put(key, value)``;
+safe under threads (one connection per thread) and under several processes on one machine (sqlite WAL + busy
+timeout; writers of one key store the same value, so the last write wins harmlessly). Keys are hex digests made
+by :func:`make_key` from JSON-able parts, so any change of model, messages, schema or params is a new key.
+
+Nothing read back is trusted (issue 45: garbage values gave exit 0 with every answer N/A):
+- each row carries a CRC-32 of its key and value (column ``c``; rows written before it have none and are
+  checked by ``check`` alone); a read row whose CRC does not match, or that the caller's ``check(value)``
+  refuses (raises ValueError: wrong length, not JSON, ...), is deleted and reported as a miss, so the caller
+  recomputes and stores it again. Counts go to :mod:`rag.core.integrity` (said once at the run's end).
+- a file sqlite cannot read (``file is not a database``: a garbage header; ``database disk image is
+  malformed``: a truncated or torn file) is moved aside to ``<name>.corrupt-<UTC time>`` (with its -wal/-shm)
+  and a fresh one started, under an flock so that two processes never move a file the other just made.
+  Connections of other threads and processes notice the new file (its inode) at their next call.
+- a write that fails (a full disk, an I/O error, a lock held past the busy timeout) is counted and skipped:
+  the computed value is still returned to the caller, only not kept. sqlite writes each transaction
+  atomically (a torn write leaves the previous state), and the CRC catches what the disk got wrong.
+Not covered: WAL needs shared memory, so processes on different machines sharing a cache folder over NFS may
+still corrupt it (sqlite's documented limit); the checks above then find it and recompute.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
+import zlib
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Iterator
+
+from ..core import integrity
 
 # Seconds a writer waits for another process's lock before sqlite raises "database is locked".
 _BUSY_TIMEOUT_S = 60.0
 # Pause between tries of a statement that sqlite fails at once with "database is locked" (see _retry_locked).
 _LOCKED_RETRY_S = 0.05
+# sqlite's names of an unreadable file (Python 3.11+ sets sqlite_errorname; the messages are the fallback).
+_CORRUPT = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+_CORRUPT_TEXT = ("malformed", "not a database")
+
+Check = Callable[[bytes], Any]  # raises ValueError naming what is wrong with a value read back
 
 
 def make_key(*parts: Any) -> str:
@@ -27,52 +53,201 @@ def make_key(*parts: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def checksum(key: str, value: bytes) -> int:
+    """CRC-32 of key and value (a value stored under another key fails it too)."""
+    return zlib.crc32(value, zlib.crc32(key.encode("utf-8")))
+
+
+def is_corrupt(e: BaseException) -> bool:
+    """True when sqlite says the file itself cannot be read (not: locked, full, read-only)."""
+    if not isinstance(e, sqlite3.DatabaseError):
+        return False
+    name = getattr(e, "sqlite_errorname", "") or ""
+    return name.startswith(_CORRUPT) or any(t in str(e) for t in _CORRUPT_TEXT)
+
+
 class DiskCache:
     def __init__(self, path: Path | str):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        _retry_locked(self._conn(), "CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v BLOB NOT NULL)")
+        try:
+            self._open_schema()
+        except sqlite3.DatabaseError as e:
+            if not is_corrupt(e):
+                raise
+            self._recover(e)
+            self._open_schema()
+
+    # ---- connections ---------------------------------------------------------------------------
+    def _inode(self) -> int | None:
+        try:
+            return os.stat(self.path).st_ino
+        except FileNotFoundError:
+            return None
 
     def _conn(self) -> sqlite3.Connection:
-        c = getattr(self._local, "conn", None)
-        if c is None:
-            c = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+        """This thread's connection, reopened when the file was replaced (moved aside by any process)."""
+        c, ino = getattr(self._local, "conn", None), getattr(self._local, "ino", None)
+        if c is not None and ino == self._inode():
+            return c
+        if c is not None:
+            c.close()
+        # The inode is taken BEFORE connecting: a file found unreadable is then known by the inode that failed,
+        # never by one another process made meanwhile (which _recover must not move aside).
+        self._local.conn, self._local.ino = None, self._inode()
+        c = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+        try:
             _retry_locked(c, "PRAGMA journal_mode=WAL")
             c.execute("PRAGMA synchronous=NORMAL")
-            self._local.conn = c
+        except BaseException:
+            c.close()
+            raise
+        if self._local.ino is None:  # the file did not exist: sqlite just made it
+            self._local.ino = self._inode()
+        self._local.conn = c
         return c
 
-    def get(self, key: str) -> bytes | None:
-        row = self._conn().execute("SELECT v FROM kv WHERE k = ?", (key,)).fetchone()
-        return None if row is None else bytes(row[0])
+    def _drop_conn(self) -> None:
+        c = getattr(self._local, "conn", None)
+        if c is not None:
+            c.close()
+        self._local.conn = self._local.ino = None
 
-    def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
+    def _open_schema(self) -> None:
+        c = self._conn()
+        _retry_locked(c, "CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v BLOB NOT NULL, c INTEGER)")
+        cols = {row[1] for row in c.execute("PRAGMA table_info(kv)")}
+        if "c" not in cols:  # a cache made before checksums: its rows keep c NULL (checked by shape alone)
+            try:
+                _retry_locked(c, "ALTER TABLE kv ADD COLUMN c INTEGER")
+            except sqlite3.OperationalError as e:
+                if "duplicate column" not in str(e):  # another process added it first
+                    raise
+        c.execute("SELECT 1 FROM kv LIMIT 1").fetchall()  # reads the table's root page: a torn file fails here
+
+    # ---- an unreadable file --------------------------------------------------------------------
+    @contextmanager
+    def _file_lock(self) -> Iterator[None]:
+        with open(self.path.with_name(self.path.name + ".lock"), "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    def _recover(self, e: BaseException) -> None:
+        """Move the unreadable file aside (once, whichever process sees it first) and start afresh."""
+        failed_ino = getattr(self._local, "ino", None)
+        self._drop_conn()
+        with self._file_lock():
+            if failed_ino is None or self._inode() != failed_ino:
+                return  # another process or thread already replaced it (and made its table, under this lock)
+            stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+            dest = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+            n = 1
+            while dest.exists():
+                n += 1
+                dest = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{n}")
+            os.replace(self.path, dest)
+            for side in ("-wal", "-shm"):  # the journal of the damaged file belongs with it
+                p = self.path.with_name(self.path.name + side)
+                if p.exists():
+                    os.replace(p, dest.with_name(dest.name + side))
+            integrity.note_moved(self.path, dest, str(e))
+            self._open_schema()
+
+    def _read(self, sql: str, params: list[Any]) -> list[tuple]:
+        """Rows of a SELECT; an unreadable file is moved aside (its rows are gone: all misses)."""
+        try:
+            return self._conn().execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as e:
+            if not is_corrupt(e):
+                raise
+            self._recover(e)
+            return []
+
+    # ---- reads ---------------------------------------------------------------------------------
+    def get(self, key: str, check: Check | None = None) -> bytes | None:
+        return self.get_many([key], check).get(key)
+
+    def get_many(self, keys: Iterable[str], check: Check | None = None) -> dict[str, bytes]:
+        """Values found for ``keys`` that pass their CRC and ``check``; damaged ones are deleted (misses)."""
         keys = list(dict.fromkeys(keys))
         out: dict[str, bytes] = {}
-        c = self._conn()
+        bad: dict[str, tuple[Any, str]] = {}  # key -> (the damaged value, why)
         step = 500  # sqlite's bound-parameter limit is 999 on old builds
         for i in range(0, len(keys), step):
             part = keys[i:i + step]
-            q = f"SELECT k, v FROM kv WHERE k IN ({','.join('?' * len(part))})"
-            out.update((k, bytes(v)) for k, v in c.execute(q, part))
+            for k, v, c in self._read(f"SELECT k, v, c FROM kv WHERE k IN ({','.join('?' * len(part))})", part):
+                why = _damage(k, v, c, check)
+                if why:
+                    bad[k] = (v, why)
+                else:
+                    out[k] = bytes(v)
+        if bad:
+            self._delete(bad)
+            integrity.note_bad_entries(self.path, len(bad), next(iter(bad.values()))[1])
         return out
 
+    def _delete(self, bad: dict[str, tuple[Any, str]]) -> None:
+        """Delete damaged rows, each only while it still holds the damaged value (another process may have
+        stored the recomputed one meanwhile)."""
+        try:
+            self._write("DELETE FROM kv WHERE k = ? AND v = ?", [(k, v) for k, (v, _) in bad.items()])
+        except sqlite3.Error:
+            pass  # the recomputed value replaces the row anyway (put writes INSERT OR REPLACE)
+
+    # ---- writes --------------------------------------------------------------------------------
     def put(self, key: str, value: bytes) -> None:
         self.put_many([(key, value)])
 
     def put_many(self, items: Iterable[tuple[str, bytes]]) -> None:
+        """Store values (with their CRC). A failed write is counted, never raised: the caller has its values."""
+        rows = [(k, v, checksum(k, v)) for k, v in items]
+        if not rows:
+            return
+        try:
+            try:
+                self._write("INSERT OR REPLACE INTO kv (k, v, c) VALUES (?, ?, ?)", rows)
+            except sqlite3.DatabaseError as e:
+                if not is_corrupt(e):
+                    raise
+                self._recover(e)
+                self._write("INSERT OR REPLACE INTO kv (k, v, c) VALUES (?, ?, ?)", rows)
+        except sqlite3.Error as e:  # full disk, I/O error, a lock held past the busy timeout
+            integrity.note_write_failed(self.path, f"{type(e).__name__}: {e}")
+
+    def _write(self, sql: str, rows: list[tuple]) -> None:
         c = self._conn()
         c.execute("BEGIN IMMEDIATE")
         try:
-            c.executemany("INSERT OR IGNORE INTO kv (k, v) VALUES (?, ?)", list(items))
+            c.executemany(sql, rows)
             c.execute("COMMIT")
         except BaseException:
-            c.execute("ROLLBACK")
+            try:
+                c.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass  # sqlite already rolled back (SQLITE_FULL does)
             raise
 
     def __len__(self) -> int:
         return self._conn().execute("SELECT COUNT(*) FROM kv").fetchone()[0]
+
+
+def _damage(k: str, v: Any, c: int | None, check: Check | None) -> str:
+    """Why a row read back is damaged, or "" when it is sound."""
+    if not isinstance(v, (bytes, bytearray, memoryview)):
+        return f"value is {type(v).__name__}, not bytes"
+    v = bytes(v)
+    if c is not None and checksum(k, v) != c:
+        return "checksum mismatch"
+    if check is not None:
+        try:
+            check(v)
+        except (ValueError, TypeError, KeyError) as e:
+            return f"{type(e).__name__}: {e}"
+    return ""
 
 
 def _retry_locked(c: sqlite3.Connection, sql: str) -> None:

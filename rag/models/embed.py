@@ -18,7 +18,9 @@ product is the cosine similarity (higher = more similar).
 - With ``cfg.embed.cache`` each vector is stored under ``<cache_dir>/embeddings.sqlite`` keyed by
   (backend, model, input limit, text) (+ ``("mean", overlap)`` in mean mode, + ``("runtime", name)`` for an
   ONNX runtime), so re-embedding unchanged
-  text loads no model and sends no request. ``embedder.meter`` counts batches sent (``requests``), tokens
+  text loads no model and sends no request. A vector read back is checked (length, finite, unit norm; the
+  cache adds a CRC): a damaged one is dropped and embedded again (:mod:`rag.models.cache`).
+  ``embedder.meter`` counts batches sent (``requests``), tokens
   (openai) and cache hits (one call per text).
 """
 from __future__ import annotations
@@ -114,6 +116,20 @@ class _CachedEmbedder:
         return make_key("embed", self.backend, self.model_name, self.max_input_tokens, *mode, *self.key_extra,
                         *alone, text)
 
+    def _check_vector(self, value: bytes) -> None:
+        """A cached vector read back: float32, this model's dimension when known, finite, unit length (or 0,
+        what _normalize leaves of a zero vector); raises ValueError naming what is wrong (the row is dropped)."""
+        if not value or len(value) % 4:
+            raise ValueError(f"{len(value)} bytes is no float32 vector")
+        if self._dim is not None and len(value) != 4 * self._dim:
+            raise ValueError(f"{len(value) // 4} values, the model gives {self._dim}")
+        v = np.frombuffer(value, dtype=np.float32)
+        if not np.isfinite(v).all():
+            raise ValueError("not finite")
+        norm = float(np.linalg.norm(v))
+        if norm != 0.0 and abs(norm - 1.0) > 1e-3:
+            raise ValueError(f"norm {norm:.4g}, stored vectors have norm 1")
+
     @property
     def call_size(self) -> int:
         """Texts handed to one ``_embed_batch`` call (the ONNX runtime takes several batches to sort by length)."""
@@ -128,7 +144,7 @@ class _CachedEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         keys = [self._key(t, each) for t in texts]
-        hits = self.cache.get_many(keys) if self.cache is not None else {}
+        hits = self.cache.get_many(keys, self._check_vector) if self.cache is not None else {}
         out: list[np.ndarray | None] = [None] * len(texts)
         for i, k in enumerate(keys):
             if k in hits:

@@ -17,9 +17,10 @@ Contract (see ``base.LLM``):
   schema its grammar backend cannot compile) is asked again with the schema in the prompt, and this client
   keeps doing so (``schema_fallbacks`` counts them).
 - Each HTTP chat call is disk-cached (``<cache_dir>/llm.sqlite``) under (model id, messages, response
-  format, sampling params); a hit sends no request. ``LLMResult.usage`` sums the call and its repair;
-  ``usage.cached`` is True only when nothing was sent. Every ``complete`` adds its usage ONCE to
-  ``self.meter`` (``meter.snapshot()`` = totals).
+  format, sampling params); a hit sends no request. An entry read back must parse to its shape
+  (:func:`_check_entry`); a damaged one is dropped and asked again (:mod:`rag.models.cache`).
+  ``LLMResult.usage`` sums the call and its repair; ``usage.cached`` is True only when nothing was sent.
+  Every ``complete`` adds its usage ONCE to ``self.meter`` (``meter.snapshot()`` = totals).
 - A local llama.cpp / vLLM server that dies is restarted at most ``cfg.llm.server_max_restarts`` times
   (``usage.restarts`` counts them); after that the call raises ``ModelUnavailable`` naming the signal.
 - Retries (own, the openai client's are off): 429, 5xx, timeouts and connection errors, up to
@@ -140,7 +141,7 @@ class ChatLLM:
         key = make_key("chat", self.backend if self.backend == "llama_cpp" else "remote", self._cache_model, messages,
                        response_format, params)
         if self.cache is not None:
-            hit = self.cache.get(key)
+            hit = self.cache.get(key, _check_entry)
             if hit is not None:
                 d = json.loads(hit)
                 return (d["text"], Usage(d["prompt_tokens"], d["completion_tokens"], 0, True, 0.0, 0.0),
@@ -299,6 +300,18 @@ class ChatLLM:
                 if isinstance(r, Exception):
                     raise r
         return out
+
+
+def _check_entry(value: bytes) -> None:
+    """A cached chat entry read back: JSON ``{"text": str, "prompt_tokens": int, "completion_tokens": int
+    [, "logprobs": list | null]}``; raises ValueError naming what is wrong (the row is dropped, the call sent)."""
+    d = json.loads(value)  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+    if not isinstance(d, dict) or not isinstance(d.get("text"), str):
+        raise ValueError("no text")
+    if not all(isinstance(d.get(k), int) and d[k] >= 0 for k in ("prompt_tokens", "completion_tokens")):
+        raise ValueError("no token counts")
+    if not isinstance(d.get("logprobs", []), (list, type(None))):
+        raise ValueError("logprobs is not a list")
 
 
 _REGISTRY: dict[tuple, ChatLLM] = {}
