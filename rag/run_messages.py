@@ -44,11 +44,11 @@ def print_damage(run_dir: Path, stages: Sequence[str]) -> None:
     cache file, entries dropped and recomputed or the file moved aside (``damage`` in those manifests plus
     what this process found outside any stage, e.g. ``rag ask``'s retrieval). See :mod:`rag.core.integrity`."""
     from .core import integrity
-    from .core.artifacts import STAGES, read_manifest
+    from .core.artifacts import STAGE_PACKAGES, read_manifest
 
     found, lines = [], []
     for st in stages:
-        if st not in STAGES:
+        if st not in STAGE_PACKAGES:
             continue
         try:
             m = read_manifest(run_dir, st, missing_ok=True) or {}

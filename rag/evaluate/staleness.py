@@ -13,9 +13,10 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from ..core import stages
 from ..core.artifacts import file_sha256, read_manifest, run_dir_of
 
-STAGE = "07_evaluate"
+STAGE = stages.name_of("evaluate")
 
 
 def stale_reason(run) -> str:
