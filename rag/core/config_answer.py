@@ -161,3 +161,13 @@ class AnswerConfig(_Frozen):
     computed_pages: int = Field(10, ge=1)
     computed_decimals: int = Field(4, ge=0)
     formulas_file: str = "prompts/figures/formulas.toml"
+    # Open (text) answers built from their evidence (issue 48, rag.answer.text_evidence): the reader first picks
+    # the numbered sentences / table rows (with their table's period columns) of the top text_evidence_pages
+    # pages that answer, then writes at most three sentences from those lines alone and the changes, shares and
+    # per-share values computed from them in code; a sentence stating a figure printed in none of them is
+    # dropped. At most text_evidence_lines candidate lines and text_evidence_tokens tokens are shown (a 1.5B
+    # reader: ~1-2k tokens). Off reproduces the free answer over whole pages.
+    text_from_evidence: bool = False
+    text_evidence_pages: int = Field(5, ge=1)
+    text_evidence_lines: int = Field(30, ge=1)
+    text_evidence_tokens: int = Field(1500, ge=100)
