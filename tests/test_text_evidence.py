@@ -103,9 +103,9 @@ def test_no_picked_line_is_na_without_a_second_call(make_cfg):
 
 def test_an_answer_copying_the_prompt_example_is_na(make_cfg):
     cfg = _cfg(make_cfg)
-    copy = ("The Consumer segment declined, from 2,395 in 2023 to 2,310 in 2024 (-85, -3.5%). Lower volumes in home "
-            "care products drove the decrease, partly offset by price increases.")
-    page = CtxPage(SHA, 7, PAGE + "\nConsumer 2,395 2,310 -85 -3.5% 2023 2024\n", 0)
+    copy = ("The Marine Coatings segment declined, from 2,395 in 2023 to 2,310 in 2024 (-85, -3.5%). Lower volumes in "
+            "hull paints drove the decrease, partly offset by price increases.")
+    page = CtxPage(SHA, 7, PAGE + "\nMarine Coatings 2,395 2,310 -85 -3.5% 2023 2024\n", 0)
     lines = candidate_lines(cfg, Q, [page], len, "Acme Corp")
     out = answer_text(FakeLLM([1, 2], copy), cfg, Q, [page], "USD", len, "Acme Corp")
     assert out["value"] == "N/A" and "prompts/text/write.txt" in out["interpretation"]["na_reason"], lines

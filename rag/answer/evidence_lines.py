@@ -30,7 +30,7 @@ from .md_tables import parse_tables
 
 LINE_CHARS = 320  # a long sentence is cut here: the list stays short for a 1.5B reader
 TITLE_CREDIT = 0.5  # a term in the table's title / header counts half a term on the row itself
-MIN_SENTENCE_CHARS = 25  # shorter non-table lines are headings or page furniture
+MIN_SENTENCE_CHARS = 40  # shorter non-table lines are headings or page furniture
 
 
 @dataclass
@@ -53,10 +53,11 @@ def _cut(text: str) -> str:
 
 
 def _page_lines(page: CtxPage) -> list[Line]:
-    """Sentences (non-table lines) and table rows of one page, in page order."""
+    """Sentences (non-table lines) and table rows of one page, in page order; a row's ``title`` is its table's
+    title line, else the heading or short line printed just above the table."""
     out: list[Line] = []
-    prose = "\n".join(ln for ln in page.text.splitlines()
-                      if not ln.lstrip().startswith("|") and not ln.lstrip().startswith("Table:"))
+    text_lines = page.text.splitlines()
+    prose = "\n".join(ln for ln in text_lines if not ln.lstrip().startswith("|") and not ln.lstrip().startswith("Table:"))
     for seg in _segments(prose):
         seg = seg.lstrip("# ").strip()
         if len(seg) >= MIN_SENTENCE_CHARS:
@@ -65,37 +66,64 @@ def _page_lines(page: CtxPage) -> list[Line]:
         ncol = max((len(r) for r in t.rows), default=0)
         columns = [" ".join(h[i] for h in t.header if i < len(h) and h[i]).strip() for i in range(1, ncol)]
         title = re.sub(r"^Table:\s*", "", t.title).strip()
+        title = re.sub(r"\s*—\s*values in .*$", "", title) or title  # the unit note is in the cells
+        section = ""
         for r in t.rows:
             if not r or not any(c.strip() for c in r[1:]):
-                continue  # a section heading row: its words reach the rows through the title only
+                section = r[0].strip().rstrip(":") if r else section  # "Sales change analysis:" over its rows
+                continue
             label, cells = r[0].strip(), [c.strip() for c in r[1:]]
-            text = _cut(" | ".join([label] + cells))
-            out.append(Line(page, "row", text, pos=len(out), title=title, columns=columns, cells=cells, label=label))
+            shown = f"{section}: {label}" if section and len(section) < 40 else label
+            out.append(Line(page, "row", _cut(" | ".join([shown] + cells)), pos=len(out), title=title,
+                            columns=columns, cells=cells, label=label))
     return out
+
+
+def _table_terms(rows: list[Line], terms: tuple[str, ...]) -> frozenset[str]:
+    """Topic terms of a table as a whole: its title, columns and every row label."""
+    words = " ".join([rows[0].title] + rows[0].columns + [r.label for r in rows])
+    return _segment_terms(words, terms)
 
 
 def candidate_lines(cfg: RunConfig, question: str, pages: list[CtxPage], counter: Counter,
                     company: str = "") -> list[Line]:
     """See module docstring."""
     terms = tuple(topic_terms_for(cfg, question, company))
-    scored: list[Line] = []
+    sentences: list[Line] = []
+    rows: list[Line] = []
     for page in pages[: cfg.answer.text_evidence_pages]:
-        for ln in _page_lines(page):
-            own = len(_segment_terms(ln.label if ln.kind == "row" else ln.text, terms))
+        lines = _page_lines(page)
+        tables: dict[tuple, list[Line]] = {}
+        for ln in lines:
             if ln.kind == "row":
-                ctx = _segment_terms(" ".join([ln.title] + ln.columns), terms)
-                ln.score = own + TITLE_CREDIT * len(ctx - _segment_terms(ln.label, terms))
+                tables.setdefault((ln.title, tuple(ln.columns)), []).append(ln)
             else:
-                ln.score = own
-            if ln.score > 0:
-                scored.append(ln)
-    scored.sort(key=lambda x: (-x.score, x.page.rank, x.pos))
-    kept, used = [], 0
-    for ln in scored:
+                ln.score = len(_segment_terms(ln.text, terms))
+                if ln.score > 0:
+                    sentences.append(ln)
+        for group in tables.values():
+            whole = _table_terms(group, terms)
+            for ln in group:  # a row of a table on the topic counts, its own words more
+                own = _segment_terms(ln.text, terms)
+                ln.score = len(own) + TITLE_CREDIT * len(whole - own)
+                if ln.score > 0:
+                    rows.append(ln)
+    # Sentences and rows compete apart: long paragraphs hit more terms than a row label, and a table row holds
+    # the figures. Each kind gets half the list; what one leaves unused goes to the other.
+    half = cfg.answer.text_evidence_lines // 2
+    for pool in (sentences, rows):
+        pool.sort(key=lambda x: (-x.score, x.page.rank, x.pos))
+    quota = {"sentence": max(half, cfg.answer.text_evidence_lines - len(rows)),
+             "row": max(cfg.answer.text_evidence_lines - half, cfg.answer.text_evidence_lines - len(sentences))}
+    kept: list[Line] = []
+    used = 0
+    taken = {"sentence": 0, "row": 0}
+    for ln in sorted(sentences + rows, key=lambda x: (-x.score, x.page.rank, x.pos)):
         cost = counter(ln.text) + 4
-        if len(kept) >= cfg.answer.text_evidence_lines or used + cost > cfg.answer.text_evidence_tokens:
+        if taken[ln.kind] >= quota[ln.kind] or used + cost > cfg.answer.text_evidence_tokens:
             continue
         kept.append(ln)
+        taken[ln.kind] += 1
         used += cost
     kept.sort(key=lambda x: (x.page.rank, x.pos))
     for i, ln in enumerate(kept, 1):

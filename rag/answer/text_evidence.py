@@ -38,7 +38,7 @@ from .prompts import NA
 from .text_kind import MAX_SENTENCES, _SENTENCE_END, text_value
 
 PROMPT_FILES = {"pick": ("system", "lines", "question", "answer"), "write": ("system", "evidence", "question", "answer")}
-MAX_PICKED = 6  # lines kept of the reader's pick (the prompt asks for at most 6)
+MAX_PICKED = 6  # lines kept of the reader's pick (the prompt asks for at most 4)
 _FIGURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 _YEARISH = re.compile(r"^(?:19|20)\d\d$")
 
@@ -95,10 +95,14 @@ def _messages(pdir: Path, name: str, body: str, question: str) -> list[dict[str,
     p = _parts(pdir, name)
     head = "LINES" if name == "pick" else "EVIDENCE"
     ex_body = p["lines" if name == "pick" else "evidence"]
+    # The question before the lines (a small reader then reads them for it) and again after them.
+    def user(b: str, q: str) -> str:
+        return f"QUESTION: {q}\n\n{head}:\n{b}\n\nQUESTION: {q}"
+
     return [{"role": "system", "content": p["system"]},
-            {"role": "user", "content": f"{head}:\n{ex_body}\n\nQUESTION: {p['question']}"},
+            {"role": "user", "content": user(ex_body, p["question"])},
             {"role": "assistant", "content": p["answer"]},
-            {"role": "user", "content": f"{head}:\n{body}\n\nQUESTION: {question}"}]
+            {"role": "user", "content": user(body, question)}]
 
 
 def _call(llm: Any, kind: str, messages: list[dict[str, str]], schema: type, counter: Counter) -> dict[str, Any]:

@@ -168,6 +168,6 @@ class AnswerConfig(_Frozen):
     # dropped. At most text_evidence_lines candidate lines and text_evidence_tokens tokens are shown (a 1.5B
     # reader: ~1-2k tokens). Off reproduces the free answer over whole pages.
     text_from_evidence: bool = False
-    text_evidence_pages: int = Field(5, ge=1)
-    text_evidence_lines: int = Field(30, ge=1)
-    text_evidence_tokens: int = Field(1500, ge=100)
+    text_evidence_pages: int = Field(4, ge=1)
+    text_evidence_lines: int = Field(30, ge=2)
+    text_evidence_tokens: int = Field(1000, ge=100)
