@@ -12,9 +12,10 @@ Contracts:
 - ``candidate_lines(cfg, question, pages, counter, company) -> [Line]``: segments of the top
   ``answer.text_evidence_pages`` pages (sentences: :func:`rag.answer.focus._segments`; rows:
   :func:`rag.answer.md_tables.parse_tables`) scored by the question's topic terms
-  (:func:`rag.answer.focus.topic_terms_for`; a row also gets half credit for its table's title and header);
-  those with a hit, best first, at most ``answer.text_evidence_lines`` and ``answer.text_evidence_tokens``
-  tokens, then numbered in page-rank and page order.
+  (:func:`rag.answer.focus.topic_terms_for`; a row counts when its table names one: title, columns, labels);
+  those with a hit ranked by the embedder's cosine to the question (a row by its label and table title), the
+  best of each kind (sentences, rows) up to half of ``answer.text_evidence_lines`` each (what one kind leaves
+  goes to the other) and ``answer.text_evidence_tokens`` tokens, then numbered in page-rank and page order.
 - ``format_lines(lines) -> str``: the numbered list, grouped by page, each table's columns shown once above
   its rows ("columns: | 2022 | 2021 |").
 """
@@ -85,6 +86,27 @@ def _table_terms(rows: list[Line], terms: tuple[str, ...]) -> frozenset[str]:
     return _segment_terms(words, terms)
 
 
+def _meaning_text(ln: Line) -> str:
+    return f"{ln.label} ({ln.title})" if ln.kind == "row" and ln.title else (ln.label or ln.text)
+
+
+def _rank_by_meaning(cfg: RunConfig, question: str, lines: list[Line]) -> None:
+    """``score`` of each line := its cosine to the question (the embedder of stage 04/05), plus a hundredth of its
+    topic-term score (ties)."""
+    if not lines:
+        return
+    import numpy as np
+
+    from ..models import get_embedder
+    from ..models.embed import prefixes
+
+    qp, pp = prefixes(cfg.embed)
+    vecs = get_embedder(cfg).embed([qp + question] + [pp + _meaning_text(ln) for ln in lines])
+    vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+    for ln, sim in zip(lines, vecs[1:] @ vecs[0]):
+        ln.score = float(sim) + ln.score / 100
+
+
 def candidate_lines(cfg: RunConfig, question: str, pages: list[CtxPage], counter: Counter,
                     company: str = "") -> list[Line]:
     """See module docstring."""
@@ -108,6 +130,10 @@ def candidate_lines(cfg: RunConfig, question: str, pages: list[CtxPage], counter
                 ln.score = len(own) + TITLE_CREDIT * len(whole - own)
                 if ln.score > 0:
                     rows.append(ln)
+    # Words alone rank a long paragraph over the row that holds the figure ("Actual tax rates" for "effective
+    # tax rate"): the lines that name the topic are ranked by the embedder's cosine to the question, so the
+    # reader gets a short list (its pick call costs ~1 s per line shown on a loaded 2-core CPU).
+    _rank_by_meaning(cfg, question, sentences + rows)
     # Sentences and rows compete apart: long paragraphs hit more terms than a row label, and a table row holds
     # the figures. Each kind gets half the list; what one leaves unused goes to the other.
     half = cfg.answer.text_evidence_lines // 2
