@@ -30,6 +30,16 @@ Our Board of Directors held eight meetings during the year.
 """
 
 
+@pytest.fixture(autouse=True)
+def _hash_embedder(monkeypatch, request):
+    """Bag-of-words vectors instead of the embedder's weights (the llm test keeps the real one)."""
+    if "llm" not in request.keywords:
+        import rag.models as models
+        from rag.models.base import HashEmbedder
+
+        monkeypatch.setattr(models, "get_embedder", lambda cfg: HashEmbedder(dim=512))
+
+
 class FakeLLM:
     """Answers the pick call with ``lines`` and the write call with ``answer``; records the messages."""
     model = "fake"
@@ -88,6 +98,7 @@ def test_the_answer_rests_on_the_picked_lines_and_drops_made_up_figures(make_cfg
     ev = out["interpretation"]["evidence"]
     assert ev["dropped_sentences"] == ["It saved about 37 million of taxes."]  # 37 is printed nowhere
     assert out["cited"] == [page] and len(ev["picked"]) == 2
+    assert out["calls"][-1]["value"] == out["value"] and out["calls"][-1]["interpretation"] is out["interpretation"]
     write_user = llm.seen[1][-1]["content"]
     assert "COMPUTED:" in write_user and "-3.0 percentage points" in write_user
     assert "Board of Directors" not in write_user  # the writer sees the picked lines only
@@ -135,3 +146,10 @@ def test_a_real_server_picks_the_rate_row(make_cfg):
     out = answer_text(get_llm(cfg), cfg, Q, [page], "USD", len, "Acme Corp")
     picked = [p["text"] for p in out["interpretation"]["evidence"]["picked"]]
     assert any("Effective tax rate" in t for t in picked), out
+
+
+def test_only_the_lines_closest_in_meaning_are_shown(make_cfg):
+    cfg = _cfg(make_cfg, **{"answer.text_evidence_lines": 2})
+    lines = candidate_lines(cfg, Q, [CtxPage(SHA, 7, PAGE, 0)], len, "Acme Corp")
+    assert len(lines) == 2 and {ln.kind for ln in lines} == {"sentence", "row"}  # one of each kind
+    assert any(ln.label == "Effective tax rate" for ln in lines)  # the row sharing the question's words

@@ -74,6 +74,8 @@ def _page_lines(page: CtxPage) -> list[Line]:
                 section = r[0].strip().rstrip(":") if r else section  # "Sales change analysis:" over its rows
                 continue
             label, cells = r[0].strip(), [c.strip() for c in r[1:]]
+            if not re.search(r"[A-Za-z]", label) or not any(re.search(r"\d", c) for c in cells):
+                continue  # a header row left in the body ("| | 2022 | 2021") or a row of words: no figure to cite
             shown = f"{section}: {label}" if section and len(section) < 40 else label
             out.append(Line(page, "row", _cut(" | ".join([shown] + cells)), pos=len(out), title=title,
                             columns=columns, cells=cells, label=label))

@@ -152,9 +152,18 @@ def answer_text(llm: Any, cfg: RunConfig, question: str, pages: list[CtxPage], r
     ev = info["evidence"]
     calls: list[dict[str, Any]] = []
 
+    def done(value: Any, interp: dict[str, Any], cited: list[CtxPage]) -> dict[str, Any]:
+        # 06 reads the last call's value and interpretation (its na_reason) as for every kind
+        for c in calls:
+            c.setdefault("value", NA)
+            c.setdefault("interpretation", {})
+        if calls:
+            calls[-1].update(value=value, interpretation=interp)
+        return {"value": value, "cited": cited, "calls": calls, "interpretation": interp,
+                "answering_part": cited or None}
+
     def na(why: str) -> dict[str, Any]:
-        return {"value": NA, "cited": [], "calls": calls, "interpretation": {**info, "na_reason": why},
-                "answering_part": None}
+        return done(NA, {**info, "na_reason": why}, [])
 
     if not shown:
         return na("no sentence or table row of the top pages names the question's topic")
@@ -194,4 +203,4 @@ def answer_text(llm: Any, cfg: RunConfig, question: str, pages: list[CtxPage], r
     for ln in picked:
         if ln.page not in cited:
             cited.append(ln.page)
-    return {"value": value, "cited": cited, "calls": calls, "interpretation": info, "answering_part": cited}
+    return done(value, info, cited)
