@@ -153,3 +153,15 @@ def test_only_the_lines_closest_in_meaning_are_shown(make_cfg):
     lines = candidate_lines(cfg, Q, [CtxPage(SHA, 7, PAGE, 0)], len, "Acme Corp")
     assert len(lines) == 2 and {ln.kind for ln in lines} == {"sentence", "row"}  # one of each kind
     assert any(ln.label == "Effective tax rate" for ln in lines)  # the row sharing the question's words
+
+
+def test_the_row_closest_in_meaning_joins_the_readers_pick(make_cfg):
+    cfg = _cfg(make_cfg)
+    page = CtxPage(SHA, 7, PAGE, 0)
+    lines = candidate_lines(cfg, Q, [page], len, "Acme Corp")
+    best = max((ln for ln in lines if ln.kind == "row"), key=lambda ln: ln.score)
+    llm = FakeLLM([_n(lines, "decreased in 2024")], "The effective tax rate decreased in 2024.")
+    out = answer_text(llm, cfg, Q, [page], "USD", len, "Acme Corp")
+    ev = out["interpretation"]["evidence"]
+    assert ev["added_row"] == best.n and best.text in [p["text"] for p in ev["picked"]]
+    assert best.text in llm.seen[1][-1]["content"]  # the writer sees it

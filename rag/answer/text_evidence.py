@@ -3,7 +3,8 @@
 Two short calls instead of one free answer over whole pages:
 1. pick: the reader gets the numbered candidate lines of the top pages (rag.answer.evidence_lines: sentences and
    table rows with their table's title and period columns) and lists the ones that answer the question
-   (prompts/text/pick.txt). None -> N/A without a second call.
+   (prompts/text/pick.txt). None -> N/A without a second call. Else the table row closest to the question in
+   meaning joins the pick (the small reader passes over the row holding the figure).
 2. write: it gets only the picked lines and the figures computed from them in code (rag.answer.evidence_math:
    changes, shares, per-share values, the largest / smallest line, and the project's computed figures of
    prompts/figures/formulas.toml), and writes at most three sentences (prompts/text/write.txt).
@@ -12,7 +13,8 @@ the question is dropped (the reader's own arithmetic); none left -> N/A. The ans
 lines' pages. An answer copying a prompt example is N/A (rag.answer.example_check reads prompts/text/ too).
 
 Contracts:
-- ``text_version(prompts_dir) -> str``: 12-hex hash of both prompt files (06's question key when on).
+- ``text_version(prompts_dir) -> str``: 12-hex hash of both prompt files and :data:`EVIDENCE_CODE` (06's question key
+  when on).
 - ``answer_text(llm, cfg, question, pages, report_currency, counter, company) -> dict``: the result shape of
   :func:`rag.answer.fuse.answer_pages` (value, cited, calls, interpretation, answering_part);
   ``interpretation["evidence"]`` holds the shown line count, the picked lines (number, page, text), the computed
@@ -38,6 +40,9 @@ from .prompts import NA
 from .text_kind import MAX_SENTENCES, _SENTENCE_END, text_value
 
 PROMPT_FILES = {"pick": ("system", "lines", "question", "answer"), "write": ("system", "evidence", "question", "answer")}
+# What the evidence modules do (line building, ranking, the check) without a prompt or config field saying it:
+# part of text_version, so 06's question key moves when it changes (as a stage's CODE_VERSION).
+EVIDENCE_CODE = 3
 MAX_PICKED = 6  # lines kept of the reader's pick (the prompt asks for at most 4)
 _FIGURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 _YEARISH = re.compile(r"^(?:19|20)\d\d$")
@@ -87,7 +92,7 @@ def _parts(pdir: Path, name: str) -> dict[str, str]:
 
 def text_version(pdir: Path | str) -> str:
     """See module docstring."""
-    both = [sorted(_parts(Path(pdir), n).items()) for n in PROMPT_FILES]
+    both = [EVIDENCE_CODE] + [sorted(_parts(Path(pdir), n).items()) for n in PROMPT_FILES]
     return hashlib.sha256(repr(both).encode()).hexdigest()[:12]
 
 
@@ -171,10 +176,16 @@ def answer_text(llm: Any, cfg: RunConfig, question: str, pages: list[CtxPage], r
     calls.append(pick)
     numbers = list(dict.fromkeys((pick.get("parsed") or {}).get("lines") or []))
     picked = [shown[n - 1] for n in numbers if 1 <= n <= len(shown)][:MAX_PICKED]
-    ev["picked"] = [{"n": ln.n, "page": ln.page.page, "sha1": ln.page.sha1, "kind": ln.kind, "text": ln.text,
-                     **({"table": ln.title, "columns": ln.columns} if ln.kind == "row" else {})} for ln in picked]
     if not picked:
         return na(pick.get("error") or "the reader picked no line that answers the question")
+    # The 1.5B reader often passes over the row that holds the asked figure (AmEx's "Actual tax rates" for a
+    # change of the effective tax rate, tuning half): the row closest to the question in meaning joins its pick.
+    best_row = max((ln for ln in shown if ln.kind == "row"), key=lambda ln: ln.score, default=None)
+    if best_row is not None and best_row not in picked:
+        picked = sorted(picked[: MAX_PICKED - 1] + [best_row], key=lambda ln: ln.n)
+        ev["added_row"] = best_row.n
+    ev["picked"] = [{"n": ln.n, "page": ln.page.page, "sha1": ln.page.sha1, "kind": ln.kind, "text": ln.text,
+                     **({"table": ln.title, "columns": ln.columns} if ln.kind == "row" else {})} for ln in picked]
     facts = computed_facts(question, picked)
     top = pages[: cfg.answer.text_evidence_pages]
     fact = formula_fact(cfg, question, top, report_currency, company)
