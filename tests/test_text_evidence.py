@@ -165,3 +165,14 @@ def test_the_row_closest_in_meaning_joins_the_readers_pick(make_cfg):
     ev = out["interpretation"]["evidence"]
     assert ev["added_row"] == best.n and best.text in [p["text"] for p in ev["picked"]]
     assert best.text in llm.seen[1][-1]["content"]  # the writer sees it
+
+
+def test_no_year_is_read_from_a_period_spanning_several_columns():
+    from rag.answer.evidence_lines import Line
+
+    page = CtxPage(SHA, 25, "", 0)
+    spanned = Line(page, "row", "Total Company", columns=["", "2024", "", "", "2023", ""], label="Total Company",
+                   cells=["$ 34,229", "100.0 %", "$ 6,539", "$ 35,355", "100.0 %", "$ 7,369"])
+    assert em.row_values(spanned) == {}  # "2024" sits over the share column of a three-column group
+    plain = Line(page, "row", "Sales", columns=["2024", "2023"], label="Sales", cells=["$ 5,120", "$ 4,780"])
+    assert {y: v.value for y, v in em.row_values(plain).items()} == {2024: 5120.0, 2023: 4780.0}

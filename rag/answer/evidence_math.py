@@ -7,7 +7,8 @@ the writer copies it.
 
 Contracts:
 - ``row_values(line) -> {year: Value}``: a table row's values by the year its column header names
-  (:func:`rag.answer.md_tables.column_year`); cells holding several figures ("20.8 % $ 10.12") or none are skipped.
+  (:func:`rag.answer.md_tables.column_year`); cells holding several figures ("20.8 % $ 10.12") or none are skipped,
+  and a row with a figure under an empty header (a period spanning several columns) gives none.
 - ``computed_facts(question, lines) -> [str]``: what the question asks of the picked lines, by its words:
   a change (CHANGE words: between the two years it names, else the two latest columns; percent rows in
   percentage points, amounts with the change in percent), a share (SHARE words: each amount as a percent of the
@@ -51,6 +52,10 @@ def row_values(line: Line) -> dict[int, Value]:
     """See module docstring."""
     out: dict[int, Value] = {}
     if line.kind != "row":
+        return out
+    if any(not h.strip() and _NUMBER.search(c) for h, c in zip(line.columns, line.cells)):
+        # A figure under no header: the period spans a group of columns ("2022" over net sales | % of total |
+        # operating income, 3M's segment table) and which figure is the year's amount is unknown.
         return out
     for head, cell in zip(line.columns, line.cells):
         year = column_year(head)

@@ -42,7 +42,7 @@ from .text_kind import MAX_SENTENCES, _SENTENCE_END, text_value
 PROMPT_FILES = {"pick": ("system", "lines", "question", "answer"), "write": ("system", "evidence", "question", "answer")}
 # What the evidence modules do (line building, ranking, the check) without a prompt or config field saying it:
 # part of text_version, so 06's question key moves when it changes (as a stage's CODE_VERSION).
-EVIDENCE_CODE = 3
+EVIDENCE_CODE = 4
 MAX_PICKED = 6  # lines kept of the reader's pick (the prompt asks for at most 4)
 _FIGURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 _YEARISH = re.compile(r"^(?:19|20)\d\d$")
