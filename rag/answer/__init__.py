@@ -95,6 +95,10 @@ def answer_question(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: Ret
                        na_reason=None if res["value"] != NA else "no company has a value")
     else:
         out["prompt_version"] = {q.kind: prompt_version(q.kind, prompts_dir(cfg))}
+        if q.kind == "text" and cfg.answer.text_from_evidence:  # the pick / write prompts answer it (issue 48)
+            from .text_evidence import text_version
+
+            out["prompt_version"]["text_evidence"] = text_version(prompts_dir(cfg))
         if not sha1s:
             out.update(value=na, references=[], na_reason="no report routed")
         elif not pages:
@@ -158,7 +162,13 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
         from .formulas import lexicon_version
 
         versions.append(lexicon_version(cfg))
-    if any(cfg.answer.focus_tokens.get(k) for k in kinds) or \
+    evidence = cfg.answer.text_from_evidence and q.kind == "text"
+    if evidence:  # the pick / write prompts (rag.answer.text_evidence) and the formulas its facts reuse
+        from .formulas import lexicon_version
+        from .text_evidence import text_version
+
+        versions += [text_version(prompts_dir(cfg)), lexicon_version(cfg)]
+    if any(cfg.answer.focus_tokens.get(k) for k in kinds) or evidence or \
             (cfg.answer.table_candidates and cfg.answer.prose_candidates and "number" in kinds):  # uses the lexicon
         from ..retrieve.query import lexicon_hash
 

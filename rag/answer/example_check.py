@@ -6,7 +6,7 @@ repeats one is a copy, not a finding.
 
 Contracts:
 - ``example_blocks(prompts_dir) -> [(file name, parsed answer dict)]``: every ``--- answer`` block of
-  ``prompts/examples/*.txt`` that parses as JSON (re-read when a file changes).
+  ``prompts/examples/*.txt`` and ``prompts/text/*.txt`` that parses as JSON (re-read when a file changes).
 - ``copied(kind, value, reasoning, prompts_dir, texts=()) -> reason | None``: why the answer is a copy, or None:
   - ``text``: at least :data:`COPY_SHARE` of the answer's word trigrams are in one example answer's;
   - ``name``/``names``/``comparative``: an entry equals an example's final answer (words case-folded);
@@ -42,14 +42,16 @@ def _blocks(stamp: tuple[tuple[str, float], ...]) -> tuple[tuple[str, dict], ...
                 ans = json.loads(body)
             except ValueError:
                 continue
-            if isinstance(ans, dict):
-                out.append((Path(path).name, ans))
+            if isinstance(ans, dict):  # examples/ files by name (as before), others by folder/name
+                name = Path(path).name if Path(path).parent.name == "examples" else "/".join(Path(path).parts[-2:])
+                out.append((name, ans))
     return tuple(out)
 
 
 def example_blocks(prompts_dir: Path | str) -> tuple[tuple[str, dict], ...]:
     """See module docstring."""
-    files = sorted((Path(prompts_dir) / "examples").glob("*.txt"))
+    # prompts/text/: the evidence pick / write prompts of text answers (rag.answer.text_evidence)
+    files = sorted((Path(prompts_dir) / "examples").glob("*.txt")) + sorted((Path(prompts_dir) / "text").glob("*.txt"))
     return _blocks(tuple((str(p), p.stat().st_mtime) for p in files))
 
 
@@ -90,7 +92,7 @@ def copied(kind: str, value: Any, reasoning: str, prompts_dir: Path | str, texts
         return None
     texts = list(texts)
     for name, ans in example_blocks(prompts_dir):
-        where = f"the example answer of prompts/examples/{name}"
+        where = f"the example answer of prompts/{name if '/' in name else 'examples/' + name}"
         if kind == "text" and any(isinstance(f, str) and _share(str(value), f) >= COPY_SHARE for f in _finals(ans)):
             return f"copies {where}"
         if kind in ("name", "names", "comparative"):

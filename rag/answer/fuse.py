@@ -52,6 +52,10 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
     true when any part says true, names is the union over parts. With ``answer.early_stop`` the first
     settling part ends the loop (names always reads every part).
     """
+    if kind == "text" and cfg.answer.text_from_evidence:  # evidence lines picked, then written (issue 48)
+        from .text_evidence import answer_text
+
+        return answer_text(llm, cfg, question, pages, report_currency, counter, company)
     computed: dict[str, Any] | None = None
     solve = _computed_answerer(kind) if cfg.answer.computed_figures else None
     if solve is not None:  # a ratio, margin, growth... (number) or a figure's sign / change (boolean), in code

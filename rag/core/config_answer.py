@@ -161,3 +161,13 @@ class AnswerConfig(_Frozen):
     computed_pages: int = Field(10, ge=1)
     computed_decimals: int = Field(4, ge=0)
     formulas_file: str = "prompts/figures/formulas.toml"
+    # Open (text) answers built from their evidence (issue 48, rag.answer.text_evidence): the reader first picks
+    # the numbered sentences / table rows (with their table's period columns) of the top text_evidence_pages
+    # pages that answer, then writes at most three sentences from those lines alone and the changes, shares and
+    # per-share values computed from them in code; a sentence stating a figure printed in none of them is
+    # dropped. The lines naming the topic are ranked by the embedder's cosine to the question; at most
+    # text_evidence_lines of them and text_evidence_tokens tokens are shown (a 1.5B reader picks from a short list). Off reproduces the free answer over whole pages.
+    text_from_evidence: bool = False
+    text_evidence_pages: int = Field(4, ge=1)
+    text_evidence_lines: int = Field(16, ge=2)
+    text_evidence_tokens: int = Field(900, ge=100)

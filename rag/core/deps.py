@@ -63,7 +63,10 @@ KEY_RULES: dict[str, dict[str, Any]] = {
     "index": {"bm25_stemmer": ADDED, "chunk_vectors": ("added_as", "stored")},
     "retrieve": {"dense_pool": ("added_as", 0)},
     # Computed figures (issue 31): off reproduces the answers from before; its knobs count only when on.
-    "answer": {"computed_figures": ADDED, "metric_choice": ADDED,
+    # Text answers from their evidence (issue 48): off reproduces the free answer; its knobs count only when on.
+    "answer": {"computed_figures": ADDED, "metric_choice": ADDED, "text_from_evidence": ADDED,
+               **{f: ("unused_when", "text_from_evidence", False)
+                  for f in ("text_evidence_pages", "text_evidence_lines", "text_evidence_tokens")},
                **{f: ("unused_when", "metric_choice", False) for f in ("metric_choice_list", "metric_choice_min_p")},
                **{f: ("unused_when", "computed_figures", False)
                   for f in ("computed_pages", "computed_decimals", "formulas_file")}},
