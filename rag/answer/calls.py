@@ -3,9 +3,13 @@ rag.answer.figure_pick, which import nothing of each other's calls).
 
 - ``structured_call(llm, messages, schema) -> dict``: raw, parsed, repaired, usage, model, error.
 - ``prompts_dir(cfg)``: the prompt blocks' folder (``answer.prompts_dir``, relative to the project).
+- ``prompt_sections(path, required)``: a prompt file's ``--- name`` sections; ``sections_version(...)`` their hash;
+  ``one_shot_messages(...)``: system, one worked example, the real list and question.
 """
 from __future__ import annotations
 
+import hashlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,3 +32,41 @@ def structured_call(llm: Any, messages: list[dict[str, str]], schema: type) -> d
 
 def prompts_dir(cfg: RunConfig) -> Path:
     return project_path(cfg.answer.prompts_dir)
+
+
+def prompt_sections(path: Path, required: tuple[str, ...]) -> dict[str, str]:
+    """The ``--- name`` sections of a prompt file (``{name: text}``, stripped); FileNotFoundError when the file
+    is missing, ValueError naming the file and the sections it lacks of ``required``."""
+    if not path.exists():
+        raise FileNotFoundError(f"prompt file {path} is missing")
+    sections: dict[str, list[str]] = {}
+    name = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"^--- (\w+)\s*$", line)
+        if m:
+            name = m.group(1)
+            sections[name] = []
+        elif name:
+            sections[name].append(line)
+    missing = set(required) - set(sections)
+    if missing:
+        raise ValueError(f"prompt file {path}: missing section(s) {', '.join(sorted(missing))}")
+    return {k: "\n".join(v).strip() for k, v in sections.items()}
+
+
+def sections_version(*parts: object) -> str:
+    """A short hash of prompt sections (and any code constant passed beside them): a prompt's version in keys."""
+    return hashlib.sha256(repr([sorted(p.items()) if isinstance(p, dict) else p for p in parts]).encode()).hexdigest()[:12]
+
+
+def one_shot_messages(parts: dict[str, str], example: str, body: str, question: str, header: str,
+                      footer: str = "") -> list[dict[str, str]]:
+    """System, the worked example (section ``example`` + its question and answer), then the real ``body``:
+    each user turn reads ``HEADER:\n<lines><footer>\n\nQUESTION: <question>``."""
+    def user(text: str, q: str) -> str:
+        return f"{header}:\n{text}{footer}\n\nQUESTION: {q}"
+
+    return [{"role": "system", "content": parts["system"]},
+            {"role": "user", "content": user(parts[example], parts["question"])},
+            {"role": "assistant", "content": parts["answer"]},
+            {"role": "user", "content": user(body, question)}]

@@ -16,7 +16,6 @@ Contracts:
 """
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, field_validator
 
 from ..core.config import RunConfig
-from .calls import prompts_dir, structured_call
+from .calls import one_shot_messages, prompt_sections, prompts_dir, sections_version, structured_call
 from .context import CtxPage
 from .figures import NA, Candidate, build_candidates, dedupe, format_candidates  # noqa: F401 - re-exported
 from .wholes import whole_first
@@ -52,38 +51,15 @@ PICK_FILE = Path("figures") / "pick.txt"
 
 
 def _pick_parts(prompts_dir: Path) -> dict[str, str]:
-    path = prompts_dir / PICK_FILE
-    if not path.exists():
-        raise FileNotFoundError(f"prompt file {path} is missing")
-    sections: dict[str, list[str]] = {}
-    name = None
-    for line in path.read_text(encoding="utf-8").splitlines():
-        m = re.match(r"^--- (system|candidates|question|answer)\s*$", line)
-        if m:
-            name = m.group(1)
-            sections[name] = []
-        elif name:
-            sections[name].append(line)
-    missing = {"system", "candidates", "question", "answer"} - set(sections)
-    if missing:
-        raise ValueError(f"prompt file {path}: missing section(s) {', '.join(sorted(missing))}")
-    return {k: "\n".join(v).strip() for k, v in sections.items()}
+    return prompt_sections(prompts_dir / PICK_FILE, ("system", "candidates", "question", "answer"))
 
 
 def pick_version(prompts_dir: Path) -> str:
-    return hashlib.sha256(repr(sorted(_pick_parts(prompts_dir).items())).encode()).hexdigest()[:12]
+    return sections_version(_pick_parts(prompts_dir))
 
 
 def pick_messages(question: str, cands: list[Candidate], prompts_dir: Path) -> list[dict[str, str]]:
-    parts = _pick_parts(prompts_dir)
-
-    def user(cands_text: str, q: str) -> str:
-        return f"CANDIDATES:\n{cands_text}\n\nQUESTION: {q}"
-
-    return [{"role": "system", "content": parts["system"]},
-            {"role": "user", "content": user(parts["candidates"], parts["question"])},
-            {"role": "assistant", "content": parts["answer"]},
-            {"role": "user", "content": user(format_candidates(cands), question)}]
+    return one_shot_messages(_pick_parts(prompts_dir), "candidates", format_candidates(cands), question, "CANDIDATES")
 
 
 def parse_pick(parsed: dict[str, Any] | None, n: int) -> int:

@@ -26,7 +26,6 @@ Contracts:
 """
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from pathlib import Path
@@ -36,7 +35,7 @@ import numpy as np
 from pydantic import BaseModel, field_validator
 
 from ..core.config import RunConfig
-from .calls import prompts_dir
+from .calls import one_shot_messages, prompt_sections, prompts_dir, sections_version
 from .context import CtxPage
 from .figures import NA, Candidate, build_candidates, dedupe, format_candidates
 
@@ -116,38 +115,16 @@ def shortlist(cfg: RunConfig, metric: str, cands: list[Candidate], k: int) -> li
 
 # ---- the choice ---------------------------------------------------------------------------------------------
 def _parts(pdir: Path) -> dict[str, str]:
-    path = pdir / CHOOSE_FILE
-    if not path.exists():
-        raise FileNotFoundError(f"prompt file {path} is missing")
-    sections: dict[str, list[str]] = {}
-    name = None
-    for line in path.read_text(encoding="utf-8").splitlines():
-        m = re.match(r"^--- (\w+)\s*$", line)
-        if m:
-            name = m.group(1)
-            sections[name] = []
-        elif name:
-            sections[name].append(line)
-    missing = set(_SECTIONS) - set(sections)
-    if missing:
-        raise ValueError(f"prompt file {path}: missing section(s) {', '.join(sorted(missing))}")
-    return {k: "\n".join(v).strip() for k, v in sections.items()}
+    return prompt_sections(pdir / CHOOSE_FILE, _SECTIONS)
 
 
 def choose_version(pdir: Path) -> str:
-    return hashlib.sha256(repr(sorted(_parts(pdir).items())).encode()).hexdigest()[:12]
+    return sections_version(_parts(pdir))
 
 
 def choose_messages(question: str, shown: list[Candidate], pdir: Path) -> list[dict[str, str]]:
-    parts = _parts(pdir)
-
-    def user(lines: str, q: str) -> str:
-        return f"LINES:\n{lines}\n0. none of these lines states it\n\nQUESTION: {q}"
-
-    return [{"role": "system", "content": parts["system"]},
-            {"role": "user", "content": user(parts["lines"], parts["question"])},
-            {"role": "assistant", "content": parts["answer"]},
-            {"role": "user", "content": user(format_candidates(shown), question)}]
+    return one_shot_messages(_parts(pdir), "lines", format_candidates(shown), question, "LINES",
+                             footer="\n0. none of these lines states it")
 
 
 def choose(llm: Any, cfg: RunConfig, question: str, shown: list[Candidate]) -> dict[str, Any]:

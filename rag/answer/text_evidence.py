@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel, field_validator
 
 from ..core.config import RunConfig
-from .calls import prompts_dir, structured_call
+from .calls import prompt_sections, prompts_dir, structured_call
 from .context import Counter, CtxPage
 from .evidence_lines import Line, candidate_lines, format_lines
 from .evidence_math import computed_facts, formula_fact
@@ -72,22 +72,7 @@ class EvidenceAnswer(BaseModel):
 
 # ---- prompts ------------------------------------------------------------------------------------------------
 def _parts(pdir: Path, name: str) -> dict[str, str]:
-    path = pdir / "text" / f"{name}.txt"
-    if not path.exists():
-        raise FileNotFoundError(f"prompt file {path} is missing")
-    sections: dict[str, list[str]] = {}
-    cur = None
-    for line in path.read_text(encoding="utf-8").splitlines():
-        m = re.match(r"^--- (\w+)\s*$", line)
-        if m:
-            cur = m.group(1)
-            sections[cur] = []
-        elif cur:
-            sections[cur].append(line)
-    missing = set(PROMPT_FILES[name]) - set(sections)
-    if missing:
-        raise ValueError(f"prompt file {path}: missing section(s) {', '.join(sorted(missing))}")
-    return {k: "\n".join(v).strip() for k, v in sections.items()}
+    return prompt_sections(pdir / "text" / f"{name}.txt", tuple(PROMPT_FILES[name]))
 
 
 def text_version(pdir: Path | str) -> str:
