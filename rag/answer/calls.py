@@ -70,3 +70,13 @@ def one_shot_messages(parts: dict[str, str], example: str, body: str, question: 
             {"role": "user", "content": user(parts[example], parts["question"])},
             {"role": "assistant", "content": parts["answer"]},
             {"role": "user", "content": user(body, question)}]
+
+
+def as_choice(v: Any) -> int:
+    """A model's numbered choice as an int: a number as is, the first digits of a string, 0 for none / a bool."""
+    if isinstance(v, bool) or v is None:
+        return 0
+    if isinstance(v, (int, float)):
+        return int(v)
+    m = re.search(r"\d+", str(v))
+    return int(m.group(0)) if m else 0

@@ -16,7 +16,6 @@ Contracts:
 """
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, field_validator
 
 from ..core.config import RunConfig
-from .calls import one_shot_messages, prompt_sections, prompts_dir, sections_version, structured_call
+from .calls import as_choice, one_shot_messages, prompt_sections, prompts_dir, sections_version, structured_call
 from .context import CtxPage
 from .figures import NA, Candidate, build_candidates, dedupe, format_candidates  # noqa: F401 - re-exported
 from .wholes import whole_first
@@ -36,15 +35,7 @@ class FigurePick(BaseModel):
     reason: str = ""
     choice: int
 
-    @field_validator("choice", mode="before")
-    @classmethod
-    def _choice(cls, v: Any) -> int:
-        if isinstance(v, bool) or v is None:
-            return 0
-        if isinstance(v, (int, float)):
-            return int(v)
-        m = re.search(r"\d+", str(v))
-        return int(m.group(0)) if m else 0
+    _choice = field_validator("choice", mode="before")(lambda v: as_choice(v))
 
 
 PICK_FILE = Path("figures") / "pick.txt"

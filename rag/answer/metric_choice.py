@@ -35,7 +35,7 @@ import numpy as np
 from pydantic import BaseModel, field_validator
 
 from ..core.config import RunConfig
-from .calls import one_shot_messages, prompt_sections, prompts_dir, sections_version
+from .calls import as_choice, one_shot_messages, prompt_sections, prompts_dir, sections_version
 from .context import CtxPage
 from .figures import NA, Candidate, build_candidates, dedupe, format_candidates
 
@@ -50,13 +50,7 @@ class MetricChoice(BaseModel):
     """The reader's choice: a line's number (1..k), or 0 when no line states the asked quantity."""
     choice: int
 
-    @field_validator("choice", mode="before")
-    @classmethod
-    def _choice(cls, v: Any) -> int:
-        if isinstance(v, bool) or v is None:
-            return 0
-        m = re.search(r"\d+", str(v))
-        return int(m.group(0)) if m else 0
+    _choice = field_validator("choice", mode="before")(lambda v: as_choice(v))
 
 
 # ---- what is asked ----------------------------------------------------------------------------------------
