@@ -16,6 +16,9 @@ pipeline routes itself) and in the per-filing setting (``retrieve.given_filing``
 given). A last table checks the no-period rule: for questions naming no period, about a company with
 several filings, how many the latest annual filing (the rule), the latest filing of any kind, or the
 earliest annual filing would get right.
+
+``--run R`` (a run whose 05 is done) adds that run's right filing and evidence hit@10 by answer form for the
+half, from its 05 records (rag.evaluate.financebench.score_run): group totals only.
 """
 from __future__ import annotations
 
@@ -106,11 +109,33 @@ def no_period_table(rs: list[dict]) -> list[str]:
             *[f"| {k} | {counts[k]} of {len(np_rows)} |" for k in np_rows[0]]]
 
 
+def run_table(ds, run: str, half_companies: set[str] | None) -> list[str]:
+    """Right filing and evidence hit@10 of run ``run``'s 05 records, by answer form (group totals)."""
+    from rag.core.config import load_config
+    from rag.evaluate.financebench import run_given_filing, score_run
+    from rag.retrieve import load_records
+
+    cfg = load_config("offline", data_dir=str(ds.root), run=run)
+    per_q, _ = score_run(ds, {}, load_records(cfg, ds))
+    meta = load_meta(ds)
+    company = {q.qid: meta[q.text].get("company", "").casefold() for q in ds.questions if q.text in meta}
+    if half_companies is not None:
+        per_q = per_q[per_q["qid"].map(company).isin(half_companies)]
+    setting = "per filing" if run_given_filing(cfg.run_dir) else "shared"
+    lines = [f"run {run} ({setting} setting), 05 records:", "",
+             "| form | questions | right filing | evidence hit@10 |", "|---|---|---|---|"]
+    for form, g in [*per_q.groupby("form", sort=True), ("all", per_q)]:
+        rf, hit = g["right_filing"].dropna(), g["evidence_hit@10"].dropna()
+        lines.append(f"| {form} | {len(g)} | {int(rf.sum())}/{len(rf)} | {int(hit.sum())}/{len(hit)} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default="data/fb-dev")
     ap.add_argument("--half", choices=("tuning", "report", "all"), default="tuning")
     ap.add_argument("--misses", action="store_true", help="one line per wrong filing (tuning half only)")
+    ap.add_argument("--run", action="append", default=[], help="also score this run's 05 records (repeatable)")
     a = ap.parse_args(argv)
     if a.misses and a.half != "tuning":
         print("error: --misses shows questions: the tuning half only (the report half is scored by group totals)",
@@ -122,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(table(rs, "company_class")) + "\n")
     print("\n".join(table(rs, "filing_class")) + "\n")
     print("\n".join(no_period_table(rs)))
+    for run in a.run:
+        print("\n" + "\n".join(run_table(ds, run, None if a.half == "all" else halves(Path(a.data))[a.half])))
     if a.misses:
         for r in rs:
             if not r["right"]:

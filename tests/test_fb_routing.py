@@ -222,3 +222,20 @@ def test_import_financebench_writes_filings_and_aliases(tmp_path, monkeypatch):
     assert summary["setting"] == setting_row(True)
     assert summary["setting"]["setting"] == "per filing" and summary["setting"]["paper_baseline_accuracy"] == 0.46
     assert score_run(ds, {}, {})[1]["setting"]["setting"] == "shared"
+
+
+def test_half_of_keeps_one_half_of_the_split(tmp_path, monkeypatch):
+    from test_financebench import _bench
+
+    import rag.core.config as config
+    from rag.evaluate.financebench import half_of
+    from rag.importers.financebench import import_financebench
+
+    import_financebench(_bench(tmp_path), tmp_path / "ds")
+    (tmp_path / "root" / "data").mkdir(parents=True)
+    (tmp_path / "root" / "data" / "splits.json").write_text(
+        json.dumps({"financebench": {"tuning": ["ACME"], "report": ["Other"]}}))
+    monkeypatch.setattr(config, "PROJECT_ROOT", tmp_path / "root")
+    ds = load_dataset(tmp_path / "ds")
+    assert len(half_of(ds, "tuning").questions) == 3 and len(half_of(ds, "report").questions) == 1
+    assert half_of(ds, "report").questions[0].text.startswith("What is Other's")

@@ -23,6 +23,8 @@ Contract:
   per filing), with the paper's GPT-4-Turbo accuracy in that setting on fb-dev's 65 questions
   (:data:`PAPER_BASELINES`, from fb-dev's README).
 - ``routing_accuracy(ds, given_filing=False)``: right filing from routing alone, with each miss's reason.
+- ``half_of(ds, half)``: the questions of one half of data/splits.json's FinanceBench split (CLI ``--half``;
+  ``--half report`` prints no per-question line).
 """
 from __future__ import annotations
 
@@ -246,6 +248,18 @@ def run_given_filing(run_dir: Path) -> bool:
     return bool((cfg.get("retrieve") or {}).get("given_filing", False))
 
 
+def half_of(ds: Dataset, half: str) -> Dataset:
+    """``ds`` with only the questions about one half's companies (data/splits.json "financebench": "tuning"
+    or "report"; rules are chosen on the tuning half, the report half is scored in group totals)."""
+    from ..core.config import PROJECT_ROOT
+
+    companies = {c.casefold() for c in json.loads((PROJECT_ROOT / "data" / "splits.json").read_text(
+        encoding="utf-8"))["financebench"][half]}
+    meta = load_meta(ds)
+    keep = tuple(q for q in ds.questions if (meta.get(q.text) or {}).get("company", "").casefold() in companies)
+    return ds.model_copy(update={"questions": keep})
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m rag.evaluate.financebench --data D [--run R]``: routing accuracy (always) and, when the
     run has 05/06 outputs, the FinanceBench scores; ``--judge PRESET`` judges text answers with that preset's LLM."""
@@ -260,8 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--judge", default=None, help="preset whose LLM judges text answers (else hand verdicts)")
     ap.add_argument("--given-filing", action="store_true", default=None,
                     help="score as the per-filing setting (default: the setting the run's 05 was made with)")
+    ap.add_argument("--half", choices=("tuning", "report"), default=None,
+                    help="only that half's companies (data/splits.json); the report half prints group totals only")
     a = ap.parse_args(argv)
     ds = load_dataset(a.data, check_hashes=False)
+    if a.half:
+        ds = half_of(ds, a.half)
     cfg = load_config("offline", data_dir=a.data, run=a.run or Path(a.data).name)
     given = a.given_filing if a.given_filing is not None else run_given_filing(cfg.run_dir)
     acc = routing_accuracy(ds, given)
@@ -269,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"setting: {st['setting']} (retrieve.given_filing={str(given).lower()}); the paper's baseline in it: "
           f"{st['paper_baseline']} {st['paper_baseline_accuracy']:.0%} (fb-dev)")
     print(f"right filing (routing only): {acc['right']}/{acc['questions']}")
-    for miss in acc["misses"]:
+    for miss in acc["misses"] if a.half != "report" else ():  # the report half: group totals only
         print("  miss:", *miss)
     from ..answer import submission_path
     from ..retrieve import load_records
