@@ -91,6 +91,14 @@ def test_8k_dates_written_day_first_or_iso():
     assert route("What did PepsiCo announce in its 8-K dated 2023-05-05?", PEP) == ["p0505"]
 
 
+def test_an_8k_named_by_its_month():
+    reports = [p for p in PEP if p.sha1 != "p0530"] + [_r("p0601", "PepsiCo", "2023-06-01", "8-K")]
+    assert route("What did PepsiCo's 8-K from May 2023 announce?", reports) == ["p0505"]
+    assert route("Summarize PepsiCo's June 2023 8-K.", reports) == ["p0601"]
+    assert route("Summarize PepsiCo's 8-K of May 2023.", PEP) == ["p0530"]  # two that month: the latest
+    assert "month 'May 2023'" in route_filings("Summarize PepsiCo's 8-K of May 2023.", PEP)[0].reason
+
+
 def test_a_named_kind_without_a_period_keeps_to_that_kind():
     assert route("Which debt did PepsiCo's 8-K describe?", PEP) == ["p0530"]  # the latest 8-K, not the 10-K
     assert route("What does PepsiCo's 10-Q say about its debt?", PEP) == ["p23q1"]

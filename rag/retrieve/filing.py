@@ -19,7 +19,8 @@ Contract:
   5. no period -> the latest annual filing (of the named document type when one is named: "the 8-K" ->
      the latest 8-K); an adjusted / non-GAAP figure (NON_GAAP) with no type named -> the latest earnings
      release, when the company has one.
-  Dates are written "May 26, 2023", "3 March 2023" or "2023-03-03". Rule 3 picks the 10-Q of a quarter over
+  Dates are written "May 26, 2023", "3 March 2023" or "2023-03-03"; a named 8-K / release with a month and
+  no day ("the 8-K from May 2023") -> the latest one dated in that month. Rule 3 picks the 10-Q of a quarter over
   its earnings release, except for an adjusted / non-GAAP figure (the release prints those).
   The no-period rule was checked on fb-dev's tuning half (data/splits.json): its one no-period question
   (Best Buy's gross margins) is in the latest 10-K; "the latest filing of any kind" would pick a 10-Q.
@@ -64,6 +65,8 @@ _DATE = re.compile(r"\b" + MONTH_DATE + r"\b", re.I)
 _DATE_DMY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
                        r"[a-z]*\.?,?\s+((?:19|20)\d{2})\b", re.I)
 _DATE_ISO = re.compile(r"\b((?:19|20)\d{2})-(\d{2})-(\d{2})\b")
+# "May 2023" (no day): an 8-K or release named by its month.
+_MONTH_YEAR = re.compile(r"(?<!\d\s)\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,?\s+((?:19|20)\d{2})\b", re.I)
 # Adjusted / non-GAAP figures are printed in the earnings release (its reconciliation tables), not the 10-Q.
 NON_GAAP = re.compile(r"(?<![\w-])(?:adjusted|non-?\s?gaap)\b", re.I)
 _DOC_TYPE_RES = (("10-Q", re.compile(r"\b10-?q\b|\bquarterly\s+(?:report|filing)\b", re.I)),
@@ -266,6 +269,12 @@ def choose_filings(text: str, filings: Sequence) -> FilingChoice:
             primary = min(hits, key=lambda f: _parse_period(f.period).day)
             why = f"the question's date {p.day.isoformat()} -> {_label(primary)}"
             break
+    if primary is None and typed and want_type in EVENT_TYPES and (m := _MONTH_YEAR.search(text)):
+        # "the 8-K from May 2023": the event filings dated in that month (the latest of them)
+        month = (int(m.group(2)), _MONTHS[m.group(1).lower()[:3]])
+        hits = [f for f in typed if (d := _parse_period(f.period).day) and (d.year, d.month) == month]
+        if hits:  # the month names the filing itself: no second filing for its year
+            return FilingChoice((hits[-1].sha1,), f"the question's month {m.group(0)!r} -> {_label(hits[-1])}")
     if primary is None and named:
         latest = max(named, key=lambda p: (p.year, p.quarter or (4 if p.day else 5)))
         primary, how = _filing_for(latest, pool, annual, release_first)
