@@ -17,8 +17,9 @@ given). A last table checks the no-period rule: for questions naming no period, 
 several filings, how many the latest annual filing (the rule), the latest filing of any kind, or the
 earliest annual filing would get right.
 
-``--run R`` (a run whose 05 is done) adds that run's right filing and evidence hit@10 by answer form for the
-half, from its 05 records (rag.evaluate.financebench.score_run): group totals only.
+``--run R`` (a shared-setting run with 05 records) adds that run's right filing and evidence hit@10 by answer
+form for the half (rag.evaluate.financebench.score_run), and the same in the per-filing setting (see
+:func:`run_table`): group totals only.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rag.core.dataset import load_dataset  # noqa: E402
-from rag.evaluate.financebench import load_meta  # noqa: E402
+from rag.evaluate.financebench import load_meta, score_run  # noqa: E402
 from rag.retrieve.filing import NON_GAAP, question_doc_type, question_periods  # noqa: E402
 from rag.retrieve.names import normalize_tokens  # noqa: E402
 from rag.retrieve.route import route_filings  # noqa: E402
@@ -110,23 +111,37 @@ def no_period_table(rs: list[dict]) -> list[str]:
 
 
 def run_table(ds, run: str, half_companies: set[str] | None) -> list[str]:
-    """Right filing and evidence hit@10 of run ``run``'s 05 records, by answer form (group totals)."""
+    """Right filing and evidence hit@10 of run ``run``'s 05 records (the shared setting), by answer form
+    (group totals over the questions 05 has done), and the same in the per-filing setting: a question whose
+    own filing is the one 05 routed it to has the same candidates in both settings (05's search reads the
+    routed filing and the question only), any other is retrieved again here in its own filing (no file
+    written)."""
     from rag.core.config import load_config
-    from rag.evaluate.financebench import run_given_filing, score_run
-    from rag.retrieve import load_records
+    from rag.retrieve import load_records, retrieve_question
 
     cfg = load_config("offline", data_dir=str(ds.root), run=run)
-    per_q, _ = score_run(ds, {}, load_records(cfg, ds))
+    given_cfg = load_config("offline", data_dir=str(ds.root), run=run, overrides={"retrieve.given_filing": True})
     meta = load_meta(ds)
-    company = {q.qid: meta[q.text].get("company", "").casefold() for q in ds.questions if q.text in meta}
-    if half_companies is not None:
-        per_q = per_q[per_q["qid"].map(company).isin(half_companies)]
-    setting = "per filing" if run_given_filing(cfg.run_dir) else "shared"
-    lines = [f"run {run} ({setting} setting), 05 records:", "",
-             "| form | questions | right filing | evidence hit@10 |", "|---|---|---|---|"]
-    for form, g in [*per_q.groupby("form", sort=True), ("all", per_q)]:
-        rf, hit = g["right_filing"].dropna(), g["evidence_hit@10"].dropna()
-        lines.append(f"| {form} | {len(g)} | {int(rf.sum())}/{len(rf)} | {int(hit.sum())}/{len(hit)} |")
+    keep = {q.qid for q in ds.questions if q.text in meta and (
+        half_companies is None or meta[q.text].get("company", "").casefold() in half_companies)}
+    shared = {k: v for k, v in load_records(cfg, ds).items() if k in keep}
+    given = {qid: rec if rec.routed and rec.routed[0].sha1 == ds.question(qid).filing
+             else retrieve_question(given_cfg, ds.question(qid), ds) for qid, rec in shared.items()}
+    again = sum(given[k] is not shared[k] for k in shared)
+    lines = [f"run {run}: 05 records of {len(shared)} of {len(keep)} questions; per filing: {again} retrieved "
+             "again in their own filing, the others' candidates as in the shared run", "",
+             "| form | questions | right filing, shared | evidence hit@10, shared | right filing, per filing "
+             "| evidence hit@10, per filing |", "|---|---|---|---|---|---|"]
+    tables = [score_run(ds, {}, recs)[0] for recs in (shared, given)]
+    tables = [t[t["qid"].isin(shared)] for t in tables]
+    for form in [*sorted(tables[0]["form"].unique()), "all"]:
+        cells = []
+        for t in tables:
+            g = t if form == "all" else t[t["form"] == form]
+            cells += [f"{int(g['right_filing'].astype(float).sum())}/{len(g)}",
+                      f"{int(g['evidence_hit@10'].dropna().sum())}/{len(g['evidence_hit@10'].dropna())}"]
+        lines.append(f"| {form} | {len(tables[0] if form == 'all' else tables[0][tables[0]['form'] == form])} | "
+                     + " | ".join(cells) + " |")
     return lines
 
 
