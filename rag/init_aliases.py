@@ -10,7 +10,8 @@ Contract:
   charter)", as printed ("AMAZON.COM, INC.").
 - ``company_aliases(company, covers) -> [str]``: for one company (``covers``: the first pages of each of its
   filings) its tickers (every filing's, first seen first), then the registrant's printed name when it is
-  not already a way of writing ``company`` (rag.retrieve.names.name_variants: "3M COMPANY" is "3M").
+  not already a way of writing ``company`` (rag.retrieve.names.name_variants: "3M COMPANY" is "3M"), then the
+  brand of a web name ("Amazon" of "Amazon.com, Inc.", as ``rag init`` names the company).
 - ``read_covers(pdf) -> [page text]``: the first COVER_PAGES pages (rag.core.pdf).
 - ``aliases_cell(aliases) -> str``: the ``;``-joined cell.
 """
@@ -30,6 +31,7 @@ _END = re.compile(r"section\s+12\s*\(g\)|indicate\s+by\s+check\s+mark", re.I)
 _EXCHANGES = (r"New\s+York\s+Stock|NYSE|Nasdaq|NASDAQ|Chicago\s+Stock|Cboe|CBOE|Boston\s+Stock|Toronto|London|"
               r"Euronext|SIX\s+Swiss|Bermuda|The\s+Stock\s+Exchange")
 _TICKER = re.compile(r"(?<![\w.$%/-])([A-Z]{2,5}(?:\.[A-Z]{1,2})?)(?=\s+(?:The\s+)?(?:" + _EXCHANGES + r"))")
+_WEB = re.compile(r"\.(?:com|net|org|io)\b", re.I)  # "Amazon.com": a web address as a company name
 _REGISTRANT = re.compile(r"([^\n]+)\n[ \t(]*exact\s+name\s+of\s+(?:the\s+)?registrant", re.I)
 
 
@@ -54,7 +56,8 @@ def registrant_name(pages: Sequence[str]) -> str | None:
 
 
 def company_aliases(company: str, covers: Iterable[Sequence[str]]) -> list[str]:
-    """Tickers, then the printed registrant name when it is another way of writing the company (contract)."""
+    """Tickers, then the printed registrant name when it is another way of writing the company, then a web
+    name's brand ("Amazon" of "Amazon.com, Inc."), each once (module contract)."""
     covers = list(covers)
     tickers = [t for pages in covers for t in cover_tickers(pages)]
     own = set(name_variants(company))
@@ -63,6 +66,10 @@ def company_aliases(company: str, covers: Iterable[Sequence[str]]) -> list[str]:
         name = registrant_name(pages)
         if name and not own & set(name_variants(name)):
             names.append(name)
+    for name in (company, *names):
+        brand = _WEB.sub("", name).split(",")[0].strip()  # people write "Amazon", not "Amazon.com"
+        if _WEB.search(name) and brand and not own & set(name_variants(brand)):
+            names.append(brand)
     return list(dict.fromkeys(tickers + names))
 
 

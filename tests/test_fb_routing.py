@@ -206,6 +206,9 @@ def test_company_aliases_skip_names_that_are_the_company_already():
         ["AMZN", "AMAZON.COM, INC."]
     assert company_aliases("Walmart", [[COVER_OLD.replace("WAL-MART STORES", "WALMART")]]) == []
     assert aliases_cell(["AMZN", "AMAZON.COM, INC."]) == "AMZN; AMAZON.COM, INC."
+    # rag init names the company as its cover does: people still write "Amazon"
+    assert company_aliases("Amazon.com, Inc.", [[COVER]]) == ["AMZN", "Amazon"]
+    assert route("What was Amazon's FY2017 revenue?", [_r("a", "Amazon.com, Inc.", aliases=("AMZN", "Amazon")), WM]) == ["a"]
 
 
 def test_import_financebench_writes_filings_and_aliases(tmp_path, monkeypatch):
