@@ -48,7 +48,7 @@ NBS = {
  "07_evaluate": ("# 07 · Evaluate\nERC round-2 rules: numbers within 1%, booleans/names exact, names by Jaccard; −0.1 per wrong reference, −0.25 per missed pool; Score = G + R/2.",
    ["import json\nfrom rag.evaluate import scores_path\nscores = json.loads(scores_path(cfg).read_text())\nscores.get(\"totals\", scores)",
     "import pandas as pd\npd.DataFrame(scores.get(\"by_kind\", []))  # scores by answer kind",
-    "fb = scores.get(\"financebench\")  # FinanceBench datasets only (rag import financebench): paper-style verdicts\nif fb:\n    display(pd.DataFrame([fb[\"totals\"]]), pd.DataFrame(fb[\"by_type\"]), pd.DataFrame(fb[\"by_form\"]))",
+    "fb = scores.get(\"financebench\")  # FinanceBench datasets only (rag import financebench): paper-style verdicts\nif fb:\n    st = fb.get(\"setting\") or {}  # shared (routed here) or per filing (retrieve.given_filing), the paper's baseline beside it\n    print(f\"setting: {st.get('setting', 'shared')}; paper: {st.get('paper_baseline')} {st.get('paper_baseline_accuracy')}\")\n    display(pd.DataFrame([fb[\"totals\"]]), pd.DataFrame(fb[\"by_type\"]), pd.DataFrame(fb[\"by_form\"]))",
     "from rag.views.evaluate import earlier_runs\nearlier_runs(cfg)  # this run beside earlier scored runs of the same dataset",
     "from rag.evaluate.plots import stage_costs\nstage_costs(cfg)  # per stage: time, items, tokens, cost (summed item usage records)",
     "from IPython.display import Image\nfor png in sorted(scores_path(cfg).parent.glob(\"*.png\")):\n    display(Image(filename=str(png)))"]),

@@ -99,7 +99,8 @@ def routed_companies(ds: Dataset, text: str) -> list[str]:
     if not routed:
         names = "; ".join(sorted({r.company for r in ds.reports}))
         raise QuestionError(f"the question names no company of {ds.root}: write one of: {names} "
-                            "(a short form also works: the name without 'Inc.'/'plc', or its leading words such as 'Downer')")
+                            "(a short form also works: the name without 'Inc.'/'plc', its leading words such as 'Downer', or an "
+                            "alias from subset.csv's 'aliases' column such as a ticker)")
     return [ds.report(s).company for s in routed]
 
 

@@ -4,8 +4,9 @@ Contract:
 - ``init_dataset(out, pdfs, link=False) -> InitResult(rows, warnings)``: every ``*.pdf`` directly in
   ``pdfs`` (hidden files skipped) is hashed and copied (``link``: symlinked, absolute target) to
   ``out/pdfs/<sha1>.pdf``; ``out/subset.csv`` gets one row per distinct file (sha1, company_name, cur,
-  major_industry left empty, period, doc_type) with company, currency, filing type and fiscal period guessed
-  from the report's text (rag.init_filing), and
+  major_industry left empty, period, doc_type, aliases) with company, currency, filing type and fiscal period
+  guessed from the report's text (rag.init_filing) and the company's tickers from its cover pages
+  (rag.init_aliases; ``;``-separated, for the user to correct and extend with short names), and
   ``out/questions.json`` a few example questions (each with a ``note`` saying it is an example). The result
   loads through :func:`rag.core.dataset.load_dataset`. Raises :class:`InitError` (a ``DatasetError``, so
   ``rag init`` prints one ``error:`` line and exits 2) when ``out`` exists and is not an empty folder,
@@ -31,6 +32,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .core.dataset import DatasetError, sha1_of
+from .init_aliases import COVER_PAGES, aliases_cell, company_aliases
 from .init_filing import FilingGuess, assign_quarters, detect_filing
 from .init_guess import guess_company, guess_currency, page_texts
 
@@ -53,6 +55,7 @@ class Row:
     currency: str
     period: str = ""  # rag.init_filing: "2018", "2024Q2", "2023-05-03"; "" when not found
     doc_type: str = ""  # "10-K", "10-Q", "8-K", "annual report", "earnings release" or ""
+    aliases: tuple[str, ...] = ()  # rag.init_aliases: tickers (and the registrant's printed name) of its company
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,7 @@ def init_dataset(out: Path | str, pdfs: Path | str, link: bool = False) -> InitR
     rows: list[Row] = []
     warnings: list[str] = []
     filings: dict[str, FilingGuess] = {}
+    covers: dict[str, list[str]] = {}  # sha1 -> first pages, for the aliases
     first: dict[str, Path] = {}
     bad: list[str] = []
     for path in files:
@@ -115,7 +119,7 @@ def init_dataset(out: Path | str, pdfs: Path | str, link: bool = False) -> InitR
             # Carried through as rag run carries it: listed, named in a warning, failed by 01 with its reason.
             rows.append(Row(sha1=sha1, file=path.name, company=path.stem.replace("_", " ").strip() or sha1[:8],
                             currency=DEFAULT_CURRENCY))
-            filings[sha1] = detect_filing([])
+            filings[sha1], covers[sha1] = detect_filing([]), []
             continue
         company, cur = guess_company(pages), guess_currency(pages)
         if company is None:
@@ -127,11 +131,17 @@ def init_dataset(out: Path | str, pdfs: Path | str, link: bool = False) -> InitR
             warnings.append(f"{path.name}: no currency found in its text; {cur} written, check it")
         rows.append(Row(sha1=sha1, file=path.name, company=company, currency=cur))
         filings[sha1] = detect_filing(pages)
+        covers[sha1] = pages[:COVER_PAGES]
     if len(bad) == len(first):
         raise InitError(f"{len(bad)} of {len(files)} PDFs cannot be read: " + "; ".join(bad))
     warnings += [f"{b}; listed with its file name as company: stage 01 will fail it and go on with the others "
                  "(replace the file, or remove its row and file)" for b in bad]
     rows = _with_filings(rows, filings)
+    by_company: dict[str, list[list[str]]] = defaultdict(list)
+    for r in rows:
+        by_company[r.company].append(covers[r.sha1])
+    aliases = {c: tuple(company_aliases(c, cs)) for c, cs in by_company.items()}
+    rows = [replace(r, aliases=aliases[r.company]) for r in rows]
     same = Counter(r.company for r in rows)
     apart = Counter((r.company, r.period, r.doc_type) for r in rows)
     warnings += [f"{n} reports are guessed as {c!r} with no period/doc_type telling them apart (questions naming "
@@ -167,8 +177,8 @@ def _write(out: Path, rows: list[Row], source: dict[str, Path], link: bool) -> N
             dest.symlink_to(source[r.sha1].resolve()) if link else shutil.copyfile(source[r.sha1], dest)
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["sha1", "company_name", "cur", "major_industry", "period", "doc_type"])
-        w.writerows([r.sha1, r.company, r.currency, "", r.period, r.doc_type] for r in rows)
+        w.writerow(["sha1", "company_name", "cur", "major_industry", "period", "doc_type", "aliases"])
+        w.writerows([r.sha1, r.company, r.currency, "", r.period, r.doc_type, aliases_cell(r.aliases)] for r in rows)
         (tmp / "subset.csv").write_text(buf.getvalue(), encoding="utf-8")
         (tmp / "questions.json").write_text(json.dumps(_examples(rows), indent=1, ensure_ascii=False) + "\n",
                                             encoding="utf-8")
@@ -191,15 +201,17 @@ def main(argv: list[str] | None = None) -> int:
     res = init_dataset(a.dataset, a.pdfs, link=a.link)
     wf = max(len("file"), *(len(r.file) for r in res.rows))
     wc = max(len("company (guessed)"), *(len(r.company) for r in res.rows))
-    print(f"{'sha1':<8}  {'file':<{wf}}  {'company (guessed)':<{wc}}  cur  {'doc_type':<16}  period")
+    print(f"{'sha1':<8}  {'file':<{wf}}  {'company (guessed)':<{wc}}  cur  {'doc_type':<16}  {'period':<10}  aliases")
     for r in res.rows:
-        print(f"{r.sha1[:8]}  {r.file:<{wf}}  {r.company:<{wc}}  {r.currency}  {r.doc_type or '?':<16}  {r.period or '?'}")
+        print(f"{r.sha1[:8]}  {r.file:<{wf}}  {r.company:<{wc}}  {r.currency}  {r.doc_type or '?':<16}  "
+              f"{r.period or '?':<10}  {aliases_cell(r.aliases) or '-'}")
     for w in res.warnings:
         print(f"warning: {w}")
     d, question = a.dataset, f"Did {res.rows[0].company} announce a share buyback plan?"
     print(f"\n{d}: {len(res.rows)} report(s) {'linked' if a.link else 'copied'} into pdfs/, subset.csv, "
           f"questions.json.\nCheck the company names, currencies, doc types and periods (fiscal year '2018', "
           f"fiscal quarter '2024Q2', an 8-K's date) in {d / 'subset.csv'} (a question must name "
-          f"a company as written there, without its 'Inc.'/'plc', or by its leading words),\nand replace the example questions in "
+          f"a company as written there, without its 'Inc.'/'plc', by its leading words, or by an alias: the "
+          f"'aliases' column, ';'-separated, holds the tickers found; add short names),\nand replace the example questions in "
           f"{d / 'questions.json'}. Then:\n  rag ask {shlex.quote(question)} --data {shlex.quote(str(d))}")
     return 0

@@ -55,7 +55,8 @@ def test_copies_pdfs_by_sha1_and_the_dataset_loads(src, tmp_path):
     assert all("EXAMPLE" in q["note"] for q in raw)
     assert ds.warnings == ()  # no unlisted PDF, questions present
     with open(out / "subset.csv", newline="") as f:
-        assert csv.DictReader(f).fieldnames == ["sha1", "company_name", "cur", "major_industry", "period", "doc_type"]
+        assert csv.DictReader(f).fieldnames == ["sha1", "company_name", "cur", "major_industry", "period", "doc_type",
+                                                 "aliases"]
     assert not list(tmp_path.glob("data/.mine.init-*"))  # the temporary folder was renamed into place
 
 

@@ -183,6 +183,10 @@ class RetrieveConfig(_Frozen):
     count_gap_words: int = Field(3, ge=0)
     # Also search densely with "query + lexicon terms" (a second dense query; the best cosine counts).
     lexicon_dense: bool = True
+    # FinanceBench's per-filing setting: a question whose questions.json entry names its own filing
+    # ("filing": sha1, written by `rag import financebench` from doc_name) is routed to that filing alone,
+    # whatever it names. Off (default): the shared setting, the pipeline routes itself (rag.retrieve.route).
+    given_filing: bool = False
 
 
 class RerankConfig(_Frozen):

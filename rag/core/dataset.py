@@ -6,12 +6,16 @@ Layout (``data/<name>/``)::
     pdf_dirs.txt        only when there is no pdfs/: one folder per line (relative to the dataset
                         root, or absolute; blank and '#' lines ignored), searched in order for
                         <sha1>.pdf, so a dataset can use PDFs kept elsewhere (e.g. ../shared)
-    subset.csv          sha1, company_name, cur[, major_industry][, period][, doc_type][, file]
+    subset.csv          sha1, company_name, cur[, major_industry][, period][, doc_type][, file][, aliases]
                         optional columns for several filings per company: ``period`` the fiscal period
                         the filing covers ("2018" fiscal year, "2024Q2" fiscal quarter, "2023-05-05" the
                         date of an 8-K / release), ``doc_type`` one of DOC_TYPES, ``file`` the PDF's name
-                        in the PDF folder(s) when it is not <sha1>.pdf (the sha1 is still checked)
-    questions.json      [{"text": ..., "kind": number|name|names|boolean|comparative|text}]
+                        in the PDF folder(s) when it is not <sha1>.pdf (the sha1 is still checked),
+                        ``aliases`` other names questions use (";"-separated: ticker, short names)
+    questions.json      [{"text": ..., "kind": number|name|names|boolean|comparative|text[, "filing": sha1]}]
+                        ``filing``: the question's own filing (FinanceBench's doc_name, written by
+                        ``rag import financebench``), a sha1 of subset.csv; read only with
+                        ``retrieve.given_filing = true`` (FinanceBench's per-filing setting)
     answers.json        optional gold: {question text: {kind, answers: [value], reference_pools:
                         [["sha1:page_index", ...], ...]}}; page_index is 0-based in the file.
     labels.jsonl        optional hand labels (see rag.core.labels)
@@ -52,6 +56,7 @@ class Question(_Rec):
     qid: str  # "q000", "q001"… in questions.json order
     text: str
     kind: Kind
+    filing: str = ""  # the question's own filing (sha1), when the dataset gives one (questions.json "filing")
 
 
 class PageRef(_Rec):
@@ -136,8 +141,12 @@ def _load_questions(root: Path, problems: list[str]) -> list[Question]:
             # Gold and labels are keyed by text: a repeated question would be answered and scored twice.
             problems.append(f"{where}: duplicate of question [{first[norm]}] ({norm[:60]!r})")
             continue
+        filing = q.get("filing", "")
+        if not isinstance(filing, str):
+            problems.append(f"{where}: 'filing' must be a report's sha1 (a string), got {type(filing).__name__}")
+            continue
         first[norm] = i
-        out.append(Question(qid=f"q{i:03d}", text=q["text"], kind=q["kind"]))
+        out.append(Question(qid=f"q{i:03d}", text=q["text"], kind=q["kind"], filing=filing.strip().lower()))
     return out
 
 
@@ -174,6 +183,9 @@ def load_dataset(root: Path | str, check_hashes: bool = True) -> Dataset:
     reports = load_reports(root, problems, check_hashes)
     questions = _load_questions(root, problems)
     gold = _load_gold(root, problems, {r.sha1 for r in reports})
+    shas = {r.sha1 for r in reports}
+    problems += [f"{root / 'questions.json'}[{int(q.qid[1:])}]: filing {q.filing!r} is not a sha1 of subset.csv"
+                 for q in questions if q.filing and reports and q.filing not in shas]
     if problems:
         raise DatasetError(root, problems)
     warnings = unlisted_pdfs(root, reports)

@@ -61,7 +61,8 @@ KEY_RULES: dict[str, dict[str, Any]] = {
               "long_text_overlap": ("unused_when", "long_text", "truncate")},
     # Chunk vectors on demand and the dense pool (issue 29): stored / 0 is how every run was made before them.
     "index": {"bm25_stemmer": ADDED, "chunk_vectors": ("added_as", "stored")},
-    "retrieve": {"dense_pool": ("added_as", 0)},
+    # given_filing (issue 48): off is how every run was routed before it existed.
+    "retrieve": {"dense_pool": ("added_as", 0), "given_filing": ADDED},
     # Computed figures (issue 31): off reproduces the answers from before; its knobs count only when on.
     # Text answers from their evidence (issue 48): off reproduces the free answer; its knobs count only when on.
     "answer": {"computed_figures": ADDED, "metric_choice": ADDED, "text_from_evidence": ADDED,

@@ -6,7 +6,9 @@ Contract: ``load_reports(root, problems, check_hashes) -> [Report]`` appends one
 problem (a file that is not UTF-8 (a BOM is fine): its offset and the fix; a missing column, a duplicated or
 empty sha1, a row with more fields than the header, a currency that is not ISO 4217, a bad ``period`` /
 ``doc_type``, an absent PDF, a PDF whose sha1 differs); ``unlisted_pdfs(root, reports)``: warnings for PDFs in
-``pdfs/`` that no row lists; ``sha1_of(path)``; ``normalize_doc_type(text)``.
+``pdfs/`` that no row lists; ``sha1_of(path)``; ``normalize_doc_type(text)``; ``parse_aliases(cell)``: the
+optional ``aliases`` column (``;``-separated other names of the company: ticker, short names), read into
+``Report.aliases``.
 """
 from __future__ import annotations
 
@@ -50,6 +52,8 @@ class Report(_Rec):
     pdf: Path
     period: str = ""  # "" (not known), "2018", "2024Q2" or "2023-05-05" (see PERIOD_RE)
     doc_type: str = ""  # "" or one of DOC_TYPES
+    # Other ways questions write the company (subset.csv ``aliases``, ";"-separated): the ticker, short names.
+    aliases: tuple[str, ...] = ()
 
     @property
     def filing(self) -> str:
@@ -149,8 +153,14 @@ def load_reports(root: Path, problems: list[str], check_hashes: bool) -> list[Re
             reports.append(Report(sha1=sha1, company=row["company_name"].strip(),
                                   currency=cur.upper(),
                                   industry=(row.get("major_industry") or "").strip(), pdf=pdf,
-                                  period=period, doc_type=doc_type))
+                                  period=period, doc_type=doc_type, aliases=parse_aliases(row.get("aliases") or "")))
     return reports
+
+
+def parse_aliases(cell: str) -> tuple[str, ...]:
+    """subset.csv's ``aliases`` cell ("AMZN; Amazon.com") as a tuple: ``;``-separated, stripped, empties and
+    repeats dropped, order kept."""
+    return tuple(dict.fromkeys(a.strip() for a in (cell or "").split(";") if a.strip()))
 
 
 def normalize_doc_type(text: str) -> str | None:

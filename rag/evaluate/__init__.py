@@ -159,7 +159,7 @@ def _financebench(cfg: RunConfig, ds: Dataset, stage: Stage, sub_path: Path) -> 
     # seconds per question = 05's retrieval + 06's answering (it was 05's alone: 0.1 s for ~90 s answers)
     answering = {qid: float(rec.seconds or 0.0) for qid, rec in load_answers(cfg).items()}
     return financebench.write_financebench(stage, ds, load_submission(sub_path), load_records(cfg, ds),
-                                           answer_seconds=answering)
+                                           answer_seconds=answering, given_filing=cfg.retrieve.given_filing)
 
 
 def scores_path(cfg_or_run: RunConfig | Path | str) -> Path:

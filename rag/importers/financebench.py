@@ -17,7 +17,9 @@ Contract:
   with yes/no: kind boolean, gold "True"/"False") or "text" (kind text, gold the free-text answer).
 - ``filing_of(doc) -> (period, doc_type)`` in subset.csv's terms ("2024Q2", "10-Q").
 - ``import_financebench(src, out, companies=None) -> ImportResult`` writes ``out`` (subset.csv with period,
-  doc_type and file columns, questions.json, answers.json, financebench.jsonl with the metadata,
+  doc_type, file and aliases columns (aliases: tickers and the registrant's printed name from each company's
+  cover pages, rag.init_aliases), questions.json (each question's ``filing``: the sha1 of its doc_name, for
+  the per-filing setting ``retrieve.given_filing``), answers.json, financebench.jsonl with the metadata,
   pdf_dirs.txt pointing at SRC/pdfs: no PDF is copied; rag-settings.toml: :data:`SETTINGS_TOML`). Filings: every document of the asked companies
   whose PDF is present (a user's folder: several filings per company; routing must pick). Assembled
   beside ``out`` and renamed into place; ``out`` must not exist (or be empty).
@@ -36,6 +38,7 @@ from pathlib import Path
 
 from ..core.config import DATASET_SETTINGS
 from ..core.dataset import DatasetError, normalize_doc_type, sha1_of
+from ..init_aliases import aliases_cell, company_aliases, read_covers
 
 # The dataset's own defaults (rag.core.config reads them over the preset; --set still wins).
 SETTINGS_TOML = """\
@@ -48,7 +51,7 @@ computed_figures = true
 QUESTIONS_FILE = "data/financebench_open_source.jsonl"
 DOCS_FILE = "data/financebench_document_information.jsonl"
 PDF_DIR = "pdfs"
-META_FILE = "financebench.jsonl"  # per imported question: id, type, form, unit, gold as written, doc_name
+META_FILE = "financebench.jsonl"  # per imported question: id, type, form, unit, gold as written, doc_name, filing
 FORMS = ("number", "yes/no", "text")
 _KIND_OF_FORM = {"number": "number", "yes/no": "boolean", "text": "text"}
 # One number, maybe signed, with $ and a trailing % ("$1577.00", "30.8%", "-3.7", "(0.5)").
@@ -86,8 +89,12 @@ class MappedQuestion:
     doc_name: str
     meta: dict = field(default_factory=dict)  # financebench_id, question_type, unit, decimals, gold as written...
 
-    def question_json(self) -> dict:
-        return {"text": self.text, "kind": self.kind, "financebench_id": self.meta.get("financebench_id", "")}
+    def question_json(self, sha1_by_doc: dict[str, str] | None = None) -> dict:
+        """questions.json's entry; ``filing``: the sha1 of the question's own filing (its doc_name), read by
+        the per-filing setting (``retrieve.given_filing``)."""
+        filing = (sha1_by_doc or {}).get(self.doc_name, "")
+        return {"text": self.text, "kind": self.kind, "financebench_id": self.meta.get("financebench_id", ""),
+                **({"filing": filing} if filing else {})}
 
     def gold_json(self) -> dict:
         return {"kind": self.kind, "answers": list(self.answers), "reference_pools": [list(p) for p in self.pools]}
@@ -101,6 +108,7 @@ class ImportResult:
     companies: int
     forms: dict[str, int]
     warnings: tuple[str, ...]
+    aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)  # company -> aliases written
 
 
 def _read_jsonl(path: Path, problems: list[str]) -> list[dict]:
@@ -242,7 +250,7 @@ def _selected(bench: Benchmark, companies: set[str] | None) -> tuple[list[dict],
 
 def _subset_csv(rows: list[dict]) -> str:
     buf = io.StringIO()
-    cols = ["sha1", "company_name", "cur", "major_industry", "period", "doc_type", "file"]
+    cols = ["sha1", "company_name", "cur", "major_industry", "period", "doc_type", "file", "aliases"]
     w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
     w.writeheader()
     w.writerows(rows)
@@ -283,14 +291,19 @@ def import_financebench(src: Path | str, out: Path | str, companies: list[str] |
                             f"is not in {DOCS_FILE}")
     if problems:
         raise FinanceBenchError(src, problems)
+    aliases = _aliases(rows, pdf_dir)
+    for r in rows:
+        r["aliases"] = aliases_cell(aliases[r["company_name"]])
     mapped = [map_question(q, sha1_by_doc) for q in questions]
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         (tmp / "subset.csv").write_text(_subset_csv(rows), encoding="utf-8")
-        (tmp / "questions.json").write_text(json.dumps([m.question_json() for m in mapped], indent=2) + "\n")
+        (tmp / "questions.json").write_text(json.dumps([m.question_json(sha1_by_doc) for m in mapped], indent=2) + "\n")
         (tmp / "answers.json").write_text(json.dumps({m.text: m.gold_json() for m in mapped}, indent=2) + "\n")
-        (tmp / META_FILE).write_text("".join(json.dumps({"text": m.text, **m.meta}) + "\n" for m in mapped))
+        (tmp / META_FILE).write_text("".join(json.dumps({"text": m.text, **m.meta,
+                                                         "filing": sha1_by_doc.get(m.doc_name, "")}) + "\n"
+                                             for m in mapped))
         rel = os.path.relpath(pdf_dir.resolve(), out.resolve())
         (tmp / "pdf_dirs.txt").write_text(f"# FinanceBench PDFs ({src}), not copied\n{rel}\n")
         (tmp / DATASET_SETTINGS).write_text(SETTINGS_TOML, encoding="utf-8")
@@ -303,7 +316,21 @@ def import_financebench(src: Path | str, out: Path | str, companies: list[str] |
         raise
     forms = {f: sum(m.form == f for m in mapped) for f in FORMS}
     return ImportResult(out=out, questions=len(mapped), filings=len(rows),
-                        companies=len({r["company_name"] for r in rows}), forms=forms, warnings=tuple(warnings))
+                        companies=len({r["company_name"] for r in rows}), forms=forms, warnings=tuple(warnings),
+                        aliases={c: tuple(a) for c, a in aliases.items()})
+
+
+def _aliases(rows: list[dict], pdf_dir: Path) -> dict[str, list[str]]:
+    """``{company: aliases}`` read from the cover pages of each company's filings (rag.init_aliases); a PDF
+    whose pages cannot be read adds none (the import does not depend on it)."""
+    covers: dict[str, list[list[str]]] = {}
+    for r in rows:
+        try:
+            pages = read_covers(pdf_dir / r["file"])
+        except Exception:  # noqa: BLE001 - an unreadable cover only costs its aliases; 01 reports the PDF
+            pages = []
+        covers.setdefault(r["company_name"], []).append(pages)
+    return {c: company_aliases(c, cs) for c, cs in covers.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -320,6 +347,10 @@ def main(argv: list[str] | None = None) -> int:
     res = import_financebench(a.src, a.out, comps)
     for w in res.warnings:
         print(f"warning: {w}")
+    named = [f"{c}: {', '.join(a)}" for c, a in res.aliases.items() if a]
+    if named:
+        print("aliases from the cover pages (subset.csv 'aliases', ';'-separated: correct them, add short names): "
+              + "; ".join(named))
     print(f"wrote {res.out}: {res.questions} questions ({', '.join(f'{k} {v}' for k, v in res.forms.items())}), "
           f"{res.filings} filings of {res.companies} companies; PDFs stay in {Path(a.src) / PDF_DIR} (pdf_dirs.txt)")
     return 0

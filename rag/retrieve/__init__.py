@@ -98,12 +98,19 @@ def question_key(cfg: RunConfig, q: Question, routed: Sequence[str], companies: 
                     *([counts_hash(cfg)] if cfg.retrieve.count_pages else []), CODE_VERSION)
 
 
+def given_filing(cfg: RunConfig, q: Question) -> str:
+    """The question's own filing when ``retrieve.given_filing`` is on (FinanceBench's per-filing setting),
+    else "" (the pipeline routes itself)."""
+    return q.filing if cfg.retrieve.given_filing else ""
+
+
 def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> RetrievalRecord:
     """The 05_retrieve record of one question (routing, sub-questions, reranked candidates, usage)."""
     from .rerank import rerank
 
     t0 = time.perf_counter()
-    subs = split_comparative(q.text, q.kind, ds.reports)
+    given = given_filing(cfg, q)
+    subs = split_comparative(q.text, q.kind, ds.reports, given)
     usages: list[Usage] = []
     candidates: dict[str, list[CandidatePage]] = {}
     searches: dict[str, dict[str, Any]] = {}
@@ -114,11 +121,11 @@ def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> Ret
         usages.append(u)
         candidates[sha1] = pages
     companies = {r.sha1: r.company for r in ds.reports}
-    why = {r.sha1: r.why for r in route_filings(q.text, ds.reports)}
+    why = {r.sha1: r.reason for r in route_filings(q.text, ds.reports, given)}
     return RetrievalRecord(qid=q.qid, question=q.text, kind=q.kind,
                            routed=[RoutedReport(sha1=s, company=companies[s], filing=ds.report(s).filing,
                                                 why=why.get(s, "")) for s in subs],
-                           routing=routing_status(q.text, q.kind, ds.reports),
+                           routing=routing_status(q.text, q.kind, ds.reports, given),
                            sub_questions=subs if q.kind == "comparative" else {}, candidates=candidates,
                            search=searches, usage=sum(usages, Usage()).as_dict(),
                            seconds=round(time.perf_counter() - t0, 3))
@@ -145,9 +152,10 @@ def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataF
     stage = Stage(cfg, STAGE)
     companies = {r.sha1: r.company for r in ds.reports}
     items = []
-    routing = Counter(routing_status(q.text, q.kind, ds.reports) for q in ds.questions)  # for the manifest
+    routing = Counter(routing_status(q.text, q.kind, ds.reports, given_filing(cfg, q))
+                      for q in ds.questions)  # for the manifest
     for q in ds.questions:
-        routed = route(q.text, ds.reports)
+        routed = route(q.text, ds.reports, given_filing(cfg, q))
         upstream, why = _upstream(cfg, routed)
         items.append(Item(q.qid, question_key(cfg, q, routed, companies, upstream), (record_file(q.qid),),
                           (q, routed), blocked=why, inputs=_inputs(cfg, routed)))

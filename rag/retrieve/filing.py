@@ -16,7 +16,14 @@ Contract:
   4. the latest fiscal year named (bare years only when no fiscal year is written) -> the annual filing of
      that year, else the earliest later annual filing that still prints it as a comparative year
      (ANNUAL_COVERS years back), else the closest annual filing;
-  5. no period -> the latest annual filing (of the named document type when one is named).
+  5. no period -> the latest annual filing (of the named document type when one is named: "the 8-K" ->
+     the latest 8-K); an adjusted / non-GAAP figure (NON_GAAP) with no type named -> the latest earnings
+     release, when the company has one.
+  Dates are written "May 26, 2023", "3 March 2023" or "2023-03-03"; a named 8-K / release with a month and
+  no day ("the 8-K from May 2023") -> the latest one dated in that month. Rule 3 picks the 10-Q of a quarter over
+  its earnings release, except for an adjusted / non-GAAP figure (the release prints those).
+  The no-period rule was checked on fb-dev's tuning half (data/splits.json): its one no-period question
+  (Best Buy's gross margins) is in the latest 10-K; "the latest filing of any kind" would pick a 10-Q.
   A named period the primary filing does not cover (a 10-K covers ANNUAL_COVERS years, a 10-Q its fiscal
   year and the previous year end) adds that period's own filing as a second one, when present.
 - ``only_filing_of_period(text, filings) -> FilingChoice | None``: for a question that names no company,
@@ -54,6 +61,14 @@ _BARE_YEAR = re.compile(r"(?<![\d$.,])((?:19|20)\d{2})(?![\d,%])")
 # "May 26, 2023", "Sept. 3 2023": month, day, year groups (also read by rag.init_filing).
 MONTH_DATE = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2}),?\s+((?:19|20)\d{2})"
 _DATE = re.compile(r"\b" + MONTH_DATE + r"\b", re.I)
+# "3 March 2023", "3rd of March, 2023" (day first) and "2023-03-03" (ISO): how an 8-K is often named.
+_DATE_DMY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+                       r"[a-z]*\.?,?\s+((?:19|20)\d{2})\b", re.I)
+_DATE_ISO = re.compile(r"\b((?:19|20)\d{2})-(\d{2})-(\d{2})\b")
+# "May 2023" (no day): an 8-K or release named by its month.
+_MONTH_YEAR = re.compile(r"(?<!\d\s)\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,?\s+((?:19|20)\d{2})\b", re.I)
+# Adjusted / non-GAAP figures are printed in the earnings release (its reconciliation tables), not the 10-Q.
+NON_GAAP = re.compile(r"(?<![\w-])(?:adjusted|non-?\s?gaap)\b", re.I)
 _DOC_TYPE_RES = (("10-Q", re.compile(r"\b10-?q\b|\bquarterly\s+(?:report|filing)\b", re.I)),
                  ("10-K", re.compile(r"\b10-?k\b|\bannual\s+(?:report|filing)\b", re.I)),
                  ("8-K", re.compile(r"\b8-?k\b", re.I)),
@@ -106,6 +121,16 @@ def question_periods(text: str) -> list[Period]:
         if d is None:
             continue
         found.append((m.start(), m.end(), Period(year=d.year, day=d, text=m.group(0))))
+    for rx, order in ((_DATE_DMY, "dmy"), (_DATE_ISO, "iso")):
+        for m in rx.finditer(text):
+            if not free(m.start(), m.end()):
+                continue
+            try:
+                d = (date(int(m.group(3)), _MONTHS[m.group(2).lower()[:3]], int(m.group(1))) if order == "dmy"
+                     else date(int(m.group(1)), int(m.group(2)), int(m.group(3))))
+            except ValueError:
+                continue
+            found.append((m.start(), m.end(), Period(year=d.year, day=d, text=m.group(0))))
     for i, rx in enumerate(_QUARTER_RES):
         for m in rx.finditer(text):
             if not free(m.start(), m.end()):
@@ -181,14 +206,16 @@ def _annual_for_year(annual: list, year: int) -> tuple[object | None, str]:
     return None, ""
 
 
-def _filing_for(p: Period, pool: list, annual: list) -> tuple[object | None, str]:
+def _filing_for(p: Period, pool: list, annual: list, release_first: bool = False) -> tuple[object | None, str]:
     """The filing of period ``p``: its own quarter's filing, else its annual filing (or a later one printing
     it), else any filing printing it (a 10-Q of that fiscal year)."""
     if p.quarter and p.quarter != 4:
         hits = [f for f in pool if (_parse_period(f.period).year, _parse_period(f.period).quarter) == (p.year, p.quarter)]
-        hits.sort(key=lambda f: f.doc_type != "10-Q")  # the filing before its release
+        # The 10-Q before the release; an adjusted / non-GAAP figure: the release (rag.retrieve.filing.NON_GAAP).
+        hits.sort(key=lambda f: f.doc_type != ("earnings release" if release_first else "10-Q"))
         if hits:
-            return hits[0], "the filing of that quarter"
+            return hits[0], "the filing of that quarter" + (" (adjusted / non-GAAP: its earnings release)"
+                                                           if release_first and hits[0].doc_type == "earnings release" else "")
     exact = [f for f in annual if _parse_period(f.period).year == p.year]
     later = [f for f in annual if p.year < _parse_period(f.period).year <= p.year + ANNUAL_COVERS]
     if exact or later:
@@ -228,7 +255,10 @@ def choose_filings(text: str, filings: Sequence) -> FilingChoice:
     want_type = question_doc_type(text)
     typed = [f for f in dated if f.doc_type == want_type] if want_type else []
     pool = typed or dated
-    annual = [f for f in pool if _is_annual(f)] or [f for f in dated if _is_annual(f)]
+    # A named type that is not annual (8-K, 10-Q, release) keeps to its own filings, even with no period.
+    annual = [f for f in pool if _is_annual(f)] or ([] if typed else [f for f in dated if _is_annual(f)])
+    releases = [f for f in pool if f.doc_type == "earnings release"]
+    release_first = bool(releases) and not want_type and bool(NON_GAAP.search(text))
     periods = question_periods(text)
     # Periods no filing prints (a future year: "expect to pay in 2024") say nothing about which to read.
     named = [p for p in periods if any(_covers(f, p) for f in dated)] or [p for p in periods if p.strong] or periods
@@ -239,11 +269,20 @@ def choose_filings(text: str, filings: Sequence) -> FilingChoice:
             primary = min(hits, key=lambda f: _parse_period(f.period).day)
             why = f"the question's date {p.day.isoformat()} -> {_label(primary)}"
             break
+    if primary is None and typed and want_type in EVENT_TYPES and (m := _MONTH_YEAR.search(text)):
+        # "the 8-K from May 2023": the event filings dated in that month (the latest of them)
+        month = (int(m.group(2)), _MONTHS[m.group(1).lower()[:3]])
+        hits = [f for f in typed if (d := _parse_period(f.period).day) and (d.year, d.month) == month]
+        if hits:  # the month names the filing itself: no second filing for its year
+            return FilingChoice((hits[-1].sha1,), f"the question's month {m.group(0)!r} -> {_label(hits[-1])}")
     if primary is None and named:
         latest = max(named, key=lambda p: (p.year, p.quarter or (4 if p.day else 5)))
-        primary, how = _filing_for(latest, pool, annual)
+        primary, how = _filing_for(latest, pool, annual, release_first)
         if primary is not None:
             why = f"{latest.label} named ({latest.text!r}) -> {_label(primary)} ({how})"
+    if primary is None and release_first:  # "adjusted EPS", no period: the latest earnings release
+        primary = releases[-1]
+        why = f"no period named, an adjusted / non-GAAP figure: the latest earnings release ({_label(primary)})"
     if primary is None:
         candidates = annual or pool
         primary = candidates[-1]

@@ -28,142 +28,36 @@ Express) routes when no name is written. A question naming no company at all but
 that is the own period of exactly one filing of the dataset routes to that filing (``span`` (0, 0), the
 reason in ``why``; rag.retrieve.filing.only_filing_of_period): ERC datasets carry no periods, so never there.
 
+Aliases: subset.csv's ``aliases`` column (``;``-separated: the ticker from the 10-K cover, short names,
+abbreviations; ``rag init`` and ``rag import financebench`` write them for the user to correct) names the
+company too (rag.retrieve.names.alias_spans: a ticker-like code only in capitals, "AMZN's" as "AMZN"). A
+question naming no company in a dataset that holds one company goes to it (by its period among several
+filings). ``given`` (the question's own filing, ``retrieve.given_filing``: FinanceBench's per-filing
+setting) routes to that filing alone. Each Routed says ``how`` the company was found; ``Routed.reason``
+is the reason records and messages print.
+
 Short forms: a leading part of a name ("Downer" for "Downer EDI Limited", "Poste Italiane" for "Poste
 Italiane S.p.A.") also routes when every word of it is capitalized in the question (or written as the
 company writes it, "abrdn"), no other company's
 name starts with it (a word starting with a digit, "3M", counts as capitalized), it does not end on a connective ("Bank of") and a one-word short form is not a
-generic word ("First", "National"...). Such a span loses to any full or suffix-stripped name it overlaps.
+generic word ("First", "National"...; a one-word part under four letters only as the company writes it in
+capitals: "CVS" of "CVS Health"). Such a span loses to any full or suffix-stripped name it overlaps.
 """
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping
 
 from .filing import choose_filings, only_filing_of_period
 
-# Trailing tokens treated as legal form / group words (normalized: lowercase, dots removed).
-LEGAL_SUFFIXES = frozenset({
-    "inc", "incorporated", "ltd", "limited", "plc", "corp", "corporation", "co", "company", "llc", "lp",
-    "ag", "sa", "se", "nv", "bv", "gmbh", "kgaa", "spa", "asa", "ab", "oyj", "kk", "bhd", "pty", "pte",
-    "holding", "holdings", "group",
-})
-# Short forms never end on these (a prefix "Bank of" of "Bank of Ireland" names nobody).
-_CONNECTIVES = frozenset({"of", "and", "the", "for", "de", "du", "des", "la", "le", "van", "von", "y", "e"})
-# One-word leading parts too generic to name a company on their own ("First" of "First Bancorp").
-_GENERIC_FIRST = frozenset({
-    "first", "national", "american", "united", "general", "international", "global", "new", "china", "bank",
-    "royal", "great", "central", "southern", "northern", "eastern", "western", "north", "south", "east", "west",
-    "pacific", "atlantic", "capital", "standard", "premier", "consolidated", "community", "federal", "world",
-})
-# Strip level of a short form: above any suffix-stripped variant, so those win on the same span.
-_SHORT_FORM_LEVEL = 1000
-_MIN_ONE_WORD_SHORT_FORM = 4  # characters
-MIN_ACRONYM = 3  # letters of an all-capitals company acronym ("AMEX"); two letters are too often other words
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00b4": "'", "`": "'"})
+from .names import (ALIAS_LEVEL, LEGAL_SUFFIXES, MIN_ACRONYM, _MIN_ONE_WORD_SHORT_FORM, _SHORT_FORM_LEVEL,  # noqa: F401
+                    _as_name, _as_pairs, _find, acronym_of, alias_spans, name_variants, normalize_tokens, short_forms)
 
 
-def normalize_tokens(text: str, lower: bool = True) -> list[str]:
-    """Word tokens; dots inside abbreviations joined ("N.V." -> "nv"), "'s" and quotes dropped.
-
-    ``lower=False`` keeps the original case (same tokens, same positions) for the capitalization check.
-    """
-    # Format characters (zero-width space/joiners, soft hyphen, BOM, word joiner: category Cf) are
-    # invisible in a question but split or glue tokens; casefold() also folds "Straße" to "strasse".
-    t = "".join(ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch) != "Cf")
-    t = t.translate(_QUOTES)
-    t = t.casefold() if lower else t
-    t = re.sub(r"'[sS]\b", "", t)  # possessive: "Downer EDI Limited's" -> "... limited"
-    t = t.replace("&", " and ")
-    t = re.sub(r"(?<=\w)\.(?=\w)", "", t)  # "n.v." -> "nv.", "s.a." -> "sa."
-    t = re.sub(r"[^\w\s]", " ", t)
-    return t.split()
-
-
-def name_variants(company: str) -> list[tuple[str, ...]]:
-    """Token tuples a company may be written as: full name, then trailing legal suffixes stripped.
-
-    A leading "the" is always dropped (it is also dropped from the question text side by matching
-    on tokens: "the" before a name is simply not part of the span). A variant never becomes empty.
-    """
-    toks = normalize_tokens(company)
-    if toks and toks[0] == "the" and len(toks) > 1:
-        toks = toks[1:]
-    variants = [tuple(toks)]
-    while len(toks) > 1 and toks[-1] in LEGAL_SUFFIXES:
-        toks = toks[:-1]
-        variants.append(tuple(toks))
-    return [v for v in variants if v]
-
-
-def short_forms(reports) -> dict[tuple[str, ...], tuple[str, tuple[str, ...]]]:
-    """``{leading tokens: (sha1, the same tokens as the company writes them)}`` for the leading parts of names that name exactly one company.
-
-    Parts of the most-stripped variant only (without its last word); a part that is any other company's
-    variant, or the start of one, is shared and dropped. Reports with identically normalized names count
-    as one company (all of them are routed by the caller's equal-name rule, so the first sha1 stands in).
-    """
-    by_name: dict[tuple[str, ...], list[str]] = {}
-    written: dict[tuple[str, ...], list[str]] = {}  # the name's tokens in the company's own case
-    for sha1, company in _as_pairs(reports):
-        by_name.setdefault(tuple(normalize_tokens(company)), []).append(sha1)
-        orig = normalize_tokens(company, lower=False)
-        written.setdefault(tuple(normalize_tokens(company)), orig[1:] if orig[:1] and orig[0].lower() == "the" else orig)
-    owners: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
-    for name in by_name:
-        variants = name_variants(" ".join(name))
-        for v in variants:
-            for k in range(1, len(v) + 1):
-                owners.setdefault(v[:k], set()).add(name)
-    out: dict[tuple[str, ...], str] = {}
-    for name, sha1s in by_name.items():
-        base = name_variants(" ".join(name))[-1]
-        for k in range(1, len(base)):
-            part = base[:k]
-            if len(owners.get(part, ())) != 1 or part[-1] in _CONNECTIVES or part[0] in LEGAL_SUFFIXES:
-                continue
-            if k == 1 and (len(part[0]) < _MIN_ONE_WORD_SHORT_FORM or part[0] in _GENERIC_FIRST):
-                continue
-            out[part] = (sha1s[0], tuple(written[name][:k]))
-    return out
-
-
-def _as_pairs(reports: Sequence | Mapping[str, str]) -> list[tuple[str, str]]:
-    if isinstance(reports, Mapping):
-        return [(str(k), str(v)) for k, v in reports.items()]
-    return [(r.sha1, r.company) for r in reports]
-
-
-def _find(seq: Sequence[str], sub: tuple[str, ...]) -> Iterable[int]:
-    n = len(sub)
-    for i in range(len(seq) - n + 1):
-        if tuple(seq[i:i + n]) == sub:
-            yield i
-
-
-def _as_name(word: str) -> bool:
-    """Written as a name: capitalized, or starting with a digit ("3M")."""
-    return word[:1].isupper() or word[:1].isdigit()
-
-
-def acronym_of(token: str, company: str) -> bool:
-    """Whether an all-capitals ``token`` ("AMEX", "IBM") is built from leading letters of the company's words in
-    order, every word used ("AM"+"EX" of "American Express"); legal suffixes are not needed."""
-    words = list(name_variants(company)[-1])
-    t = token.lower()
-    if len(t) < MIN_ACRONYM or len(words) < 2:
-        return False
-
-    def fits(t: str, ws: list[str]) -> bool:
-        if not ws:
-            return not t
-        return any(t[:k] == ws[0][:k] and fits(t[k:], ws[1:]) for k in range(1, min(len(t), len(ws[0])) + 1))
-    return fits(t, words)
-
-
-def _spans(question_text: str, reports) -> list[tuple[int, int, str]]:
-    """Accepted (start, end, sha1) spans in token positions, longest-first without overlaps."""
+def _spans(question_text: str, reports) -> list[tuple[int, int, str, str]]:
+    """Accepted (start, end, sha1, how) spans in token positions, longest-first without overlaps; ``how`` is
+    "name" (full or suffix-stripped), "short form", "alias" (subset.csv) or "acronym"."""
     q = normalize_tokens(question_text)
     q_orig = normalize_tokens(question_text, lower=False)
     cands: list[tuple[int, int, int, int, str]] = []  # (length, strip level, start, end, sha1)
@@ -181,50 +75,94 @@ def _spans(question_text: str, reports) -> list[tuple[int, int, str]]:
     for part, (sha1, as_written) in short_forms(reports).items():
         twins = [s for s, c in by_sha1.items() if normalize_tokens(c) == normalize_tokens(by_sha1[sha1])]
         for i in _find(q, part):
+            if len(part[0]) < _MIN_ONE_WORD_SHORT_FORM and len(part) == 1 and q_orig[i] != as_written[0]:
+                continue  # a short capitals form ("CVS" of "CVS Health") only as the company writes it
             # Written as a name: each word capitalized, or exactly as the company writes it ("abrdn").
             if all(_as_name(w) or w == c for w, c in zip(q_orig[i:i + len(part)], as_written)):
                 for t in twins:
                     cands.append((len(part), _SHORT_FORM_LEVEL, i, i + len(part), t))
+    cands += alias_spans(q, q_orig, reports)  # subset.csv's aliases: tickers, short names (ALIAS_LEVEL)
     # Longest first; on the same span a full name beats a suffix-stripped one ("Kelly Partners" is the
     # company of that name, not "Kelly Partners Group Holdings Limited"); equal names are all kept.
     cands.sort(key=lambda c: (-c[0], c[1], c[2]))
     taken: dict[tuple[int, int], int] = {}  # accepted span -> its strip level
-    out: list[tuple[int, int, str]] = []
+    out: list[tuple[int, int, str, str]] = []
     for length, n, s, e, sha1 in cands:
+        how = "short form" if n == _SHORT_FORM_LEVEL else "alias" if n == ALIAS_LEVEL else "name"
         if (s, e) in taken:
-            if taken[(s, e)] == n and (s, e, sha1) not in out:
-                out.append((s, e, sha1))
+            if taken[(s, e)] == n and not any(o[:3] == (s, e, sha1) for o in out):
+                out.append((s, e, sha1, how))
             continue
         if any(s < te and ts < e for ts, te in taken):
             continue
         taken[(s, e)] = n
-        out.append((s, e, sha1))
+        out.append((s, e, sha1, how))
     if not out:  # no name written: an all-capitals acronym of exactly one company ("AMEX")
         for i, w in enumerate(q_orig):
             if w.isupper() and w.isalpha():
                 names = {tuple(normalize_tokens(c)) for s, c in _as_pairs(reports) if acronym_of(w, c)}
                 if len(names) == 1:
-                    out.extend((i, i + 1, s) for s, c in _as_pairs(reports) if tuple(normalize_tokens(c)) in names)
+                    out.extend((i, i + 1, s, "acronym") for s, c in _as_pairs(reports)
+                               if tuple(normalize_tokens(c)) in names)
     return sorted(out)
+
+
+# How the company was found, as the routing reason says it (Routed.how -> words before the filing's why).
+HOW_WORDS = {"name": "", "short form": "short form of the name", "alias": "alias (subset.csv aliases)",
+             "acronym": "acronym of the name", "one company": "no company named: the dataset holds one company",
+             "period only": "", "given": ""}
 
 
 @dataclass(frozen=True)
 class Routed:
     """One routed report: its sha1, the question span naming its company, and why this filing (empty when
-    its company has one report, or the reports carry no period: all are searched)."""
+    its company has one report, or the reports carry no period: all are searched). ``how`` the company was
+    found: "name", "short form", "alias", "acronym", "one company" (nothing named, the dataset holds one
+    company), "period only" (nothing named, a period only one filing has) or "given" (the question's own
+    filing, ``retrieve.given_filing``)."""
     sha1: str
     span: tuple[int, int]
     why: str = ""
+    how: str = "name"
+    written: str = ""  # the question's words that named it ("AMZN"), "" when nothing was named
+
+    @property
+    def reason(self) -> str:
+        """The routing reason as records and messages print it: how the company was found (when not by its
+        name) and why this filing."""
+        how = HOW_WORDS.get(self.how, self.how)
+        how = f"{how} {self.written!r}" if how and self.written else how
+        return "; ".join(x for x in (how, self.why) if x)
 
 
-def route_filings(question_text: str, reports) -> list[Routed]:
+def _given(reports, given: str) -> list[Routed]:
+    """The question's own filing (FinanceBench's per-filing setting); [] when ``given`` is not a report."""
+    r = next((r for r in ([] if isinstance(reports, Mapping) else reports) if r.sha1 == given), None)
+    if r is None:
+        return []
+    return [Routed(sha1=r.sha1, span=(0, 0), how="given",
+                   why=f"the question's filing is given: {r.filing} (retrieve.given_filing)")]
+
+
+def route_filings(question_text: str, reports, given: str = "") -> list[Routed]:
     """Every routed report with its reason (order of appearance). A company with several filings that carry
     a period (subset.csv ``period``) gets the filing(s) the question's period names
-    (:func:`rag.retrieve.filing.choose_filings`); otherwise all reports of a named company are kept."""
+    (:func:`rag.retrieve.filing.choose_filings`); otherwise all reports of a named company are kept.
+    ``given`` (a report's sha1: the question's own filing, when ``retrieve.given_filing`` is on) is routed
+    alone, whatever the question names. A question naming no company in a dataset of one company goes to
+    that company's filing(s) (by the question's period when there are several)."""
+    if given and (only_given := _given(reports, given)):
+        return only_given
     groups: dict[tuple[int, int], list[str]] = {}
-    for s, e, sha1 in _spans(question_text, reports):
+    hows: dict[tuple[int, int], str] = {}
+    for s, e, sha1, how in _spans(question_text, reports):
         groups.setdefault((s, e), []).append(sha1)
+        hows.setdefault((s, e), how)
     by_sha = {} if isinstance(reports, Mapping) else {r.sha1: r for r in reports}
+    one = _one_company(reports) if not groups else []
+    if one:  # nothing named, one company in the dataset: its filings, as if it had been named
+        groups, hows = {(0, 0): [r.sha1 for r in one]}, {(0, 0): "one company"}
+    q_orig = normalize_tokens(question_text, lower=False)
     out: list[Routed] = []
     seen: set[str] = set()
     for span, sha1s in groups.items():
@@ -233,29 +171,38 @@ def route_filings(question_text: str, reports) -> list[Routed]:
         if len(filings) > 1 and any(getattr(f, "period", "") for f in filings):
             choice = choose_filings(question_text, filings)
             picked = [(x, choice.why) for x in choice.sha1s]
+        written = " ".join(q_orig[span[0]:span[1]]) if hows[span] != "name" else ""
         for x, why in picked:
             if x not in seen:
                 seen.add(x)
-                out.append(Routed(sha1=x, span=span, why=why))
+                out.append(Routed(sha1=x, span=span, why=why, how=hows[span], written=written))
     if not out and not isinstance(reports, Mapping):  # no company named: a period only one filing has?
         only = only_filing_of_period(question_text, list(reports))
         if only is not None:
-            out.append(Routed(sha1=only.sha1s[0], span=(0, 0), why=only.why))
+            out.append(Routed(sha1=only.sha1s[0], span=(0, 0), why=only.why, how="period only"))
     return out
 
 
-def route(question_text: str, reports) -> list[str]:
+def _one_company(reports) -> list:
+    """The reports when they all belong to one company (names equal once normalized), else []."""
+    if isinstance(reports, Mapping):
+        return []
+    reports = list(reports)
+    return reports if reports and len({tuple(normalize_tokens(r.company)) for r in reports}) == 1 else []
+
+
+def route(question_text: str, reports, given: str = "") -> list[str]:
     """The sha1s of the reports the question names (order of appearance); [] if none. Several filings of
     one company: the one(s) its period names (see route_filings)."""
-    return [r.sha1 for r in route_filings(question_text, reports)]
+    return [r.sha1 for r in route_filings(question_text, reports, given)]
 
 
-def routing_status(question_text: str, kind: str, reports) -> str:
+def routing_status(question_text: str, kind: str, reports, given: str = "") -> str:
     """How the question was routed: "unrouted" (no known company named), "ambiguous" (a non-comparative
     question names several companies, or one name matches several reports that no period tells apart:
     all of them are searched), else "ok" (a filing chosen by period counts as ok; its reason is recorded).
     Recorded with every retrieval so a silent N/A has its reason."""
-    routed = route_filings(question_text, reports)
+    routed = route_filings(question_text, reports, given)
     if not routed:
         return "unrouted"
     spans = {r.span for r in routed}
@@ -306,9 +253,9 @@ def sub_question(question_text: str, company: str) -> str:
     return f"For {company}: {head.rstrip('?')}? If data is not available, return 'N/A'."
 
 
-def split_comparative(question_text: str, kind: str, reports) -> dict[str, str]:
+def split_comparative(question_text: str, kind: str, reports, given: str = "") -> dict[str, str]:
     """``{sha1: text}`` per routed report: sub-questions for comparative ones, else the question itself."""
-    routed = route(question_text, reports)
+    routed = route(question_text, reports, given)
     if kind != "comparative" or len(routed) < 2:
         return {sha1: question_text for sha1 in routed}
     names = dict(_as_pairs(reports))
