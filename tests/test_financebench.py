@@ -83,6 +83,20 @@ def test_company_filter_and_bad_lines(tmp_path):
         import_financebench(src, tmp_path / "p")
 
 
+@pytest.mark.reliability
+def test_every_problem_of_the_folder_is_named_at_once(tmp_path):
+    """A bad jsonl line and a missing PDF were reported one per try (fix one, run again, meet the next)."""
+    src = _bench(tmp_path)
+    lines = (src / "data" / "financebench_open_source.jsonl").read_text().splitlines()
+    (src / "data" / "financebench_open_source.jsonl").write_text("\n".join(["{not json", *lines]) + "\n")
+    (src / "pdfs" / "ACME_2022_10K.pdf").unlink()
+    with pytest.raises(FinanceBenchError) as e:
+        import_financebench(src, tmp_path / "o")
+    assert "financebench_open_source.jsonl:1: not valid JSON" in str(e.value)
+    assert "ACME_2022_10K.pdf: missing (a question is asked about it)" in str(e.value)
+    assert len(e.value.problems) == 2
+
+
 def test_map_question_is_pure():
     m = map_question(QS[0], {"ACME_2018_10K": "abc"})
     assert (m.kind, m.form, m.answers, m.pools) == ("number", "number", ("1577.00",), (("abc:59",),))

@@ -9,7 +9,7 @@ Source layout (the benchmark's repository, or ``../shared/financebench-dev``)::
     SRC/pdfs/<doc_name>.pdf
 
 Contract:
-- ``read_benchmark(src) -> Benchmark`` reads both files (errors name file and line).
+- ``read_benchmark(src, problems=None) -> Benchmark`` reads both files (errors name file and line).
 - ``map_question(q, sha1_by_doc) -> MappedQuestion``: one benchmark question as a project question (text,
   kind), its gold (answers in the unit the question asks, evidence pages as 0-based ``sha1:page_index``
   pools, one pool per evidence entry) and its FinanceBench metadata (type, answer form, unit, decimals
@@ -131,10 +131,12 @@ def _read_jsonl(path: Path, problems: list[str]) -> list[dict]:
     return rows
 
 
-def read_benchmark(src: Path | str) -> Benchmark:
-    """Both jsonl files of a FinanceBench folder; raises FinanceBenchError naming every bad file/line."""
+def read_benchmark(src: Path | str, problems: list[str] | None = None) -> Benchmark:
+    """Both jsonl files of a FinanceBench folder; raises FinanceBenchError naming every bad file/line, or, given
+    a ``problems`` list, appends them there and returns the rows that are whole (the caller raises once with
+    every problem it found, the missing PDFs too)."""
     src = Path(src)
-    problems: list[str] = []
+    collect, problems = problems is not None, problems if problems is not None else []
     docs_rows = _read_jsonl(src / DOCS_FILE, problems)
     q_rows = _read_jsonl(src / QUESTIONS_FILE, problems)
     docs = {}
@@ -143,13 +145,16 @@ def read_benchmark(src: Path | str) -> Benchmark:
             problems.append(f"{src / DOCS_FILE}: row {i}: doc_name and company are required")
             continue
         docs[d["doc_name"]] = d
+    whole = []
     for i, q in enumerate(q_rows, 1):
         missing = [k for k in ("question", "answer", "doc_name") if not q.get(k)]
         if missing:
             problems.append(f"{src / QUESTIONS_FILE}: row {i}: missing {', '.join(missing)}")
-    if problems:
+        else:
+            whole.append(q)
+    if problems and not collect:
         raise FinanceBenchError(src, problems)
-    return Benchmark(src=src, docs=docs, questions=q_rows)
+    return Benchmark(src=src, docs=docs, questions=whole)
 
 
 def filing_of(doc: dict) -> tuple[str, str]:
@@ -260,16 +265,18 @@ def _subset_csv(rows: list[dict]) -> str:
 def import_financebench(src: Path | str, out: Path | str, companies: list[str] | None = None) -> ImportResult:
     """Write the dataset folder ``out`` from the FinanceBench folder ``src`` (module contract)."""
     src, out = Path(src), Path(out)
-    bench = read_benchmark(src)
+    problems: list[str] = []  # every problem of the folder, reported together (not one per try)
+    bench = read_benchmark(src, problems)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise FinanceBenchError(src, [f"{out} exists and is not an empty folder (choose another --out)"])
     wanted = {c.casefold() for c in companies} if companies else None
     questions, warnings = _selected(bench, wanted)
     if not questions:
-        raise FinanceBenchError(src, ["no question selected" + (f" for companies {companies}" if companies else "")])
+        raise FinanceBenchError(src, problems + ["no question selected" + (f" for companies {companies}" if companies
+                                                                           else "")])
     asked = {(q.get("company") or bench.docs.get(q["doc_name"], {}).get("company", "")).casefold() for q in questions}
     pdf_dir = src / PDF_DIR
-    problems, rows, sha1_by_doc = [], [], {}
+    rows, sha1_by_doc = [], {}
     for name, doc in sorted(bench.docs.items()):
         if doc["company"].casefold() not in asked:
             continue
