@@ -41,7 +41,10 @@ def server_notes(llm) -> dict[str, str]:
     """What the local server behind ``llm`` said about itself, for a stage manifest: a llama.cpp server's
     ``logits_patch`` ("installed" / "refused (version X)", :mod:`rag.models.llama_logits`); {} for a client
     without a server (remote backends, fakes) or before its server started."""
-    return dict(getattr(getattr(llm, "server", None), "notes", None) or {})
+    try:
+        return dict(getattr(getattr(llm, "server", None), "notes", None) or {})
+    except Exception:  # noqa: BLE001 - a manifest note never fails a stage (a test double may refuse attributes)
+        return {}
 
 
 def get_cross_encoder(cfg, name: str) -> CrossEncoder:
