@@ -241,11 +241,14 @@ def routing_accuracy(ds: Dataset, given_filing: bool = False) -> dict[str, Any]:
 
 def run_given_filing(run_dir: Path) -> bool:
     """Whether a run's 05 was made with ``retrieve.given_filing`` (its manifest's config); False without one."""
-    path = Path(run_dir) / "05_retrieve" / "manifest.json"
-    if not path.exists():
+    from ..core import stages
+    from ..core.artifacts import read_manifest
+
+    try:
+        m = read_manifest(Path(run_dir), stages.name_of("retrieve"), missing_ok=True) or {}
+    except (ValueError, FileNotFoundError):
         return False
-    cfg = json.loads(path.read_text(encoding="utf-8")).get("config") or {}
-    return bool((cfg.get("retrieve") or {}).get("given_filing", False))
+    return bool(((m.get("config") or {}).get("retrieve") or {}).get("given_filing", False))
 
 
 def half_of(ds: Dataset, half: str) -> Dataset:
