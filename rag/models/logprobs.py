@@ -35,41 +35,43 @@ def token_logprobs(resp: Any) -> list | None:
             for t in content]
 
 
-def field_p_true(lps: list | None, field: str = "final_answer") -> float | None:
-    """P(true) of boolean ``field`` (module contract); None when it cannot be read."""
+def _value_alternatives(lps: list | None, field: str) -> list | None:
+    """The alternatives of the token that starts JSON ``field``'s value (the first token after ``"field":``)."""
     if not lps:
         return None
     key = re.compile(r'"' + re.escape(field) + r'"\s*:\s*$')
     text = ""
     for token, alts in lps:
         if key.search(text):
-            mass = {_TRUE: 0.0, _FALSE: 0.0}
-            for alt, lp in alts:
-                word = alt.strip().lower()
-                if word in mass:
-                    mass[word] += math.exp(lp)
-            total = mass[_TRUE] + mass[_FALSE]
-            return mass[_TRUE] / total if total > 0 else None
+            return alts
         text += token
     return None
+
+
+def _mass(alts: list, words: list[str], norm=lambda w: w) -> list[float] | None:
+    """exp(logprob) summed per word of ``words`` over the alternatives spelling it (``norm``: how a token is
+    spelled), normalised over those words; None when none of them is among the alternatives."""
+    mass = dict.fromkeys(words, 0.0)
+    for alt, lp in alts:
+        word = norm(alt.strip())
+        if word in mass:
+            mass[word] += math.exp(lp)
+    total = sum(mass.values())
+    return [mass[w] / total for w in words] if total > 0 else None
+
+
+def field_p_true(lps: list | None, field: str = "final_answer") -> float | None:
+    """P(true) of boolean ``field`` (module contract); None when it cannot be read."""
+    alts = _value_alternatives(lps, field)
+    p = _mass(alts, [_TRUE, _FALSE], str.lower) if alts is not None else None
+    return None if p is None else p[0]
 
 
 def field_choice_probs(lps: list | None, field: str, n: int) -> list[float] | None:
     """P(0..n) of the JSON integer ``field`` in a generated object, read at the token that starts its value:
     exp(logprob) of the alternatives spelling each digit 0..n (``n`` <= 9: one token each), normalised over
     them. None when the field is not found or no digit is among the alternatives."""
-    if not lps or not 0 < n <= 9:
+    if not 0 < n <= 9:
         return None
-    key = re.compile(r'"' + re.escape(field) + r'"\s*:\s*$')
-    text = ""
-    for token, alts in lps:
-        if key.search(text):
-            mass = [0.0] * (n + 1)
-            for alt, lp in alts:
-                word = alt.strip()
-                if word.isdigit() and len(word) == 1 and int(word) <= n:
-                    mass[int(word)] += math.exp(lp)
-            total = sum(mass)
-            return [m / total for m in mass] if total > 0 else None
-        text += token
-    return None
+    alts = _value_alternatives(lps, field)
+    return _mass(alts, [str(i) for i in range(n + 1)]) if alts is not None else None
