@@ -97,15 +97,9 @@ def _rank_by_meaning(cfg: RunConfig, question: str, lines: list[Line]) -> None:
     topic-term score (ties)."""
     if not lines:
         return
-    import numpy as np
+    from ..index import query_cosines
 
-    from ..models import get_embedder
-    from ..models.embed import prefixes
-
-    qp, pp = prefixes(cfg.embed)
-    vecs = get_embedder(cfg).embed([qp + question] + [pp + _meaning_text(ln) for ln in lines])
-    vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-    for ln, sim in zip(lines, vecs[1:] @ vecs[0]):
+    for ln, sim in zip(lines, query_cosines(cfg, question, [_meaning_text(ln) for ln in lines])):
         ln.score = float(sim) + ln.score / 100
 
 

@@ -31,7 +31,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from pydantic import BaseModel, field_validator
 
 from ..core.config import RunConfig
@@ -96,13 +95,9 @@ def shortlist(cfg: RunConfig, metric: str, cands: list[Candidate], k: int) -> li
     """See module docstring (ties: the better-retrieved page, then the candidate's own score)."""
     if not cands:
         return []
-    from ..models import get_embedder
-    from ..models.embed import prefixes
+    from ..index import query_cosines
 
-    qp, pp = prefixes(cfg.embed)
-    vecs = get_embedder(cfg).embed([qp + metric] + [pp + _text(c) for c in cands])
-    vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-    sims = vecs[1:] @ vecs[0]
+    sims = query_cosines(cfg, metric, [_text(c) for c in cands])
     order = sorted(range(len(cands)), key=lambda i: (-float(sims[i]), cands[i].rank, -cands[i].score))
     return [(cands[i], round(float(sims[i]), 4)) for i in order[:k]]
 

@@ -79,6 +79,16 @@ def embed_query(cfg: RunConfig, text: str) -> np.ndarray:
     return _normalize(get_embedder(cfg).embed([prefixes(cfg.embed)[0] + text]))[0]
 
 
+def query_cosines(cfg: RunConfig, query: str, texts: list[str]) -> np.ndarray:
+    """Cosine of each of ``texts`` (passage prefix) to ``query`` (query prefix), all embedded in one batch: how
+    stage 06 ranks lines by meaning (rag.answer.metric_choice, rag.answer.evidence_lines). (n,) float32."""
+    from ..models.embed import prefixes
+
+    qp, pp = prefixes(cfg.embed)
+    vecs = _normalize(get_embedder(cfg).embed([qp + query] + [pp + t for t in texts]))
+    return vecs[1:] @ vecs[0]
+
+
 def embed_passages(cfg: RunConfig, texts: list[str]) -> np.ndarray:
     """Chunk texts with the model's passage prefix first, as stage 04 embeds them, L2-normalized, (n, dim);
     one text per model call (``embed(each=True)``), so a chunk's vector does not depend on which other chunks
