@@ -217,18 +217,28 @@ def generate(reports: list[dict], seed: int, count: int, fixed=(), exclude=()) -
     return rng.sample(out, len(out))
 
 
-def write_valset(out: Path, seed: int, count: int, extra: Path, dev: Path) -> list[dict]:
+def shared_reports(extra: Path, dev: Path) -> list[dict]:
+    """subset.csv rows of both shared folders, stripped, in sha1 order (the validation sets' reports)."""
     rows = []
     for d in (extra, dev):
         with open(d / "subset.csv", newline="", encoding="utf-8-sig") as f:
             rows += [{k: (v or "").strip() for k, v in row.items()} for row in csv.DictReader(f)]
-    rows.sort(key=lambda r: r["sha1"])
-    fixed, dev_qs = (json.loads((d / "questions.json").read_text(encoding="utf-8")) for d in (extra, dev))
-    qs = generate(rows, seed, count, fixed, [q["text"] for q in dev_qs])
+    return sorted(rows, key=lambda r: r["sha1"])
+
+
+def write_reports(out: Path, rows: list[dict], extra: Path, dev: Path) -> None:
+    """``out/subset.csv`` (:data:`COLUMNS` of ``rows``) and ``out/pdf_dirs.txt`` (both folders' pdfs/, relative)."""
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "subset.csv", "w", newline="", encoding="utf-8") as f:
         csv.writer(f, lineterminator="\n").writerows([COLUMNS] + [[r.get(c, "") for c in COLUMNS] for r in rows])
     (out / "pdf_dirs.txt").write_text("".join(os.path.relpath(d / "pdfs", out) + "\n" for d in (extra, dev)))
+
+
+def write_valset(out: Path, seed: int, count: int, extra: Path, dev: Path) -> list[dict]:
+    rows = shared_reports(extra, dev)
+    fixed, dev_qs = (json.loads((d / "questions.json").read_text(encoding="utf-8")) for d in (extra, dev))
+    qs = generate(rows, seed, count, fixed, [q["text"] for q in dev_qs])
+    write_reports(out, rows, extra, dev)
     (out / "questions.json").write_text(json.dumps(qs, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return qs
 

@@ -16,9 +16,7 @@ appends labellers' part files after checking them (:func:`import_parts`).
 from __future__ import annotations
 
 import argparse
-import csv
 import json
-import os
 from pathlib import Path
 
 from . import valgen
@@ -64,17 +62,9 @@ def generate(reports: list[dict], cat: dict) -> list[dict]:
 
 
 def write_set(out: Path, extra: Path, dev: Path, catalogue: Path = CATALOGUE) -> list[dict]:
-    rows = []
-    for d in (extra, dev):
-        with open(d / "subset.csv", newline="", encoding="utf-8-sig") as f:
-            rows += [{k: (v or "").strip() for k, v in row.items()} for row in csv.DictReader(f)]
-    rows.sort(key=lambda r: r["sha1"])
+    rows = valgen.shared_reports(extra, dev)
     qs = generate(rows, load_catalogue(catalogue))
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "subset.csv", "w", newline="", encoding="utf-8") as f:
-        cols = valgen.COLUMNS
-        csv.writer(f, lineterminator="\n").writerows([cols] + [[r.get(c, "") for c in cols] for r in rows])
-    (out / "pdf_dirs.txt").write_text("".join(os.path.relpath(d / "pdfs", out) + "\n" for d in (extra, dev)))
+    valgen.write_reports(out, rows, extra, dev)
     (out / "questions.json").write_text(json.dumps(qs, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return qs
 
