@@ -89,3 +89,40 @@ def test_a_bad_dataset_settings_file_is_named(tmp_path, text, needle):
     (tmp_path / DATASET_SETTINGS).write_text(text)
     with pytest.raises(ConfigError, match=rf"^{tmp_path / DATASET_SETTINGS}: .*{needle}"):
         load_config("offline", data_dir=str(tmp_path))
+
+
+def test_the_machine_knobs_of_the_docs_load_through_set_and_leave_item_keys_alone():
+    """docs/cluster.md's per-task resources and node files (``run.*`` is ``execution.*``) and docs/cpu.md's
+    llama.cpp threads and server environment: ``--set`` reaches them, and the speed-only ones change no stage's
+    item key (a run moved onto a cluster or given more threads re-runs nothing)."""
+    from rag.core import deps
+    from rag.core.config import parse_set
+    base = load_config("offline")
+    cfg = load_config("offline", overrides=parse_set([
+        "run.num_gpus=1", "run.memory=2000000000", "run.max_in_flight=4", "run.stage_inputs=false",
+        "llm.n_threads_batch=4", 'llm.server_env={"OMP_WAIT_POLICY": "ACTIVE"}']))
+    e = cfg.execution
+    assert (e.num_gpus, e.memory, e.max_in_flight, e.stage_inputs) == (1, 2_000_000_000, 4, False)
+    assert cfg.llm.n_threads_batch == 4 and cfg.llm.server_env == {"OMP_WAIT_POLICY": "ACTIVE"}
+    assert all(deps.config_signature(cfg, s) == deps.config_signature(base, s) for s in deps.PIPELINE)
+    assert load_config("offline", overrides=parse_set(["llm.n_threads=1"])).llm.n_threads == 1
+
+
+def test_the_seed_and_the_passage_prefix_enter_the_keys_they_change():
+    """The run's seed is a run input (every stage's sharing signature); a passage prefix set by hand changes the
+    vectors, so the index stage's key (``auto``, the default, stays out: keys from before it existed hold)."""
+    from rag.core import deps
+    from rag.core.stages import name_of
+    base, seeded = load_config("offline"), load_config("offline", overrides={"seed": 7})
+    assert deps.lineage_signature(seeded, name_of("parse")) != deps.lineage_signature(base, name_of("parse"))
+    prefixed = load_config("offline", overrides={"embed.passage_prefix": "passage: "})
+    assert prefixed.embed.passage_prefix == "passage: "
+    assert "passage_prefix" not in deps.config_signature(base, name_of("index")).get("embed", {})
+    assert deps.config_signature(prefixed, name_of("index")) != deps.config_signature(base, name_of("index"))
+
+
+def test_a_submissions_identity_is_set_in_the_answer_section():
+    from rag.answer.submission import build_submission
+    cfg = load_config("offline", overrides={"answer.team_email": "me@example.org", "answer.submission_name": "mine"})
+    sub = build_submission([], cfg.answer.team_email, cfg.answer.submission_name).model_dump()
+    assert (sub["team_email"], sub["submission_name"]) == ("me@example.org", "mine")

@@ -52,18 +52,19 @@ from .config_models import EmbedConfig, LLMConfig, VLLMConfig  # noqa: F401 - as
 
 
 class RunConfig(_Frozen):
-    preset: str = "offline"
-    data_dir: str = "data/demo"
-    run: str = "demo"
-    outputs_dir: str = "outputs"
-    models_dir: str = "data/models"
-    cache_dir: str = "outputs/.cache"
-    seed: int = 42
-    # Where the local models run: "auto" (CUDA when torch sees a GPU, else CPU), "cpu", "cuda", "cuda:N".
+    preset: str = Field("offline", description="The preset the run was loaded from (rag/presets/<name>.toml).")
+    data_dir: str = Field("data/demo", description="The dataset folder (pdfs/, subset.csv, questions.json).")
+    run: str = Field("demo", description="The run's name: its folder under outputs_dir.")
+    outputs_dir: str = Field("outputs", description="Where run folders are written.")
+    models_dir: str = Field("data/models", description="Where model weights are found and assembled.")
+    cache_dir: str = Field("outputs/.cache", description="Disk caches of vectors and completions.")
+    seed: int = Field(42, description="The run's seed (a run input: part of every stage's sharing signature).")
     # Resolved once by rag.models.device.resolve_device; read by docling (parse.device overrides it), the
     # embedder, the cross-encoder, OCR (when onnxruntime has CUDA) and the llama.cpp / vLLM servers.
     # Speed only: no item key depends on it.
-    device: str = Field("auto", pattern=r"^(auto|cpu|cuda(:\d+)?)$")
+    device: str = Field("auto", pattern=r"^(auto|cpu|cuda(:\d+)?)$",
+                        description="Where the local models run: \"auto\" (CUDA when torch sees a GPU, else CPU), "
+                                    "\"cpu\", \"cuda\", \"cuda:N\".")
     parse: ParseConfig = ParseConfig()
     clean: CleanConfig = CleanConfig()
     chunk: ChunkConfig = ChunkConfig()
