@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from rag.answer import computed as C
-from rag.answer.context import CtxPage
+from rag.answer.common.context import CtxPage
 from rag.answer.fuse import answer_pages
 from rag.answer.grid_context import years_above
 from rag.core.config import project_path

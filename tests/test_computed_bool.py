@@ -5,7 +5,7 @@ import pytest
 
 from rag.answer import computed as C
 from rag.answer.computed_bool import answer_computed_bool, recognise_bool
-from rag.answer.context import CtxPage
+from rag.answer.common.context import CtxPage
 from rag.answer.fuse import answer_pages
 from rag.core.config import project_path
 

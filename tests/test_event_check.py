@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.answer.context import CtxPage
+from rag.answer.common.context import CtxPage
 from rag.answer.event_check import EventsError, check_names, event_topics, name_has_event
 from rag.answer.interpret import part_value
 

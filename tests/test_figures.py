@@ -6,10 +6,10 @@ import pytest
 from rag.answer import figure_pick as P
 from rag.answer import figures as F
 from rag.answer import figure_check as metric
-from rag.answer.context import CtxPage
+from rag.answer.common.context import CtxPage
 from rag.answer.fuse import answer_pages
 from rag.models.base import FakeLLM
-from rag.answer.prompts import NumberAnswer
+from rag.answer.common.prompts import NumberAnswer
 
 A = "a" * 40
 COUNT = lambda t: len(t) // 4  # noqa: E731
@@ -425,7 +425,7 @@ def test_the_statement_page_05_added_wins_a_tie(make_cfg):
 def test_per_share_and_net_qualifiers_on_labels(make_cfg):
     q = ("What was the value of Net asset value per Ordinary share (pence) of Acme plc at the end of the period "
          "listed in annual report? If data is not available, return 'N/A'.")
-    from rag.answer import numbers as nums
+    from rag.answer.common import printed as nums
 
     assert nums.asks_per_share(q) and not nums.asks_per_share(Q_REV)
     md = ("Table: T — values in thousands of GBP\n| | 2022 | 2021 |\n|---|---|---|\n"

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from rag.answer import metric_choice as mc
-from rag.answer.context import CtxPage
+from rag.answer.common.context import CtxPage
 from rag.answer.figure_pick import answer_from_tables
 from rag.models.base import LLMResult, Usage
 from rag.models.logprobs import field_choice_probs

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 from rag.answer import figure_pick as P
-from rag.answer import numbers as nums
+from rag.answer.common import printed as nums
 from rag.answer import prose
-from rag.answer.context import CtxPage
+from rag.answer.common.context import CtxPage
 from rag.answer.fuse import answer_pages
 from rag.models.base import FakeLLM
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from rag.answer import evidence_math as em
-from rag.answer.context import CtxPage
+from rag.answer.common.context import CtxPage
 from rag.answer.evidence_lines import candidate_lines, format_lines
 from rag.answer.text_evidence import answer_text, supported
 from rag.models.base import LLMResult, Usage

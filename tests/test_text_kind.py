@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rag.answer.interpret import part_value
-from rag.answer.prompts import SCHEMAS, build_messages, prompt_version
-from rag.answer.submission import build_submission
+from rag.answer.common.prompts import SCHEMAS, build_messages, prompt_version
+from rag.answer.common.submission import build_submission
 from rag.answer.text_kind import MAX_SENTENCES, text_value
 from rag.ask import infer_kind
 from rag.core.config import load_config

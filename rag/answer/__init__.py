@@ -11,13 +11,13 @@ Contracts:
   invocation, the manifest's ``llm_server`` says what it logged about itself (``logits_patch``:
   "installed" / "refused (version X)", :func:`rag.models.server_notes`).
 - ``answer_question(llm, cfg, ds, q, rec, counter)`` -> the debug record of one question.
-- The parts, one module each: reading 05 records and packing the context (:mod:`rag.answer.context`),
+- The parts, one module each: reading 05 records and packing the context (:mod:`rag.answer.common.context`),
   asking the model and fusing part answers (:mod:`rag.answer.fuse`, ``answer_pages``), interpreting answers
   and references (:mod:`rag.answer.interpret`), comparative questions (:mod:`rag.answer.comparative`).
 
 Pages: ``page`` is 1-based everywhere here; the context labels pages 1..n in rank order ("=== Page
 N ==="), the model cites those labels and they are mapped back to (sha1, page). Only
-``rag.answer.submission`` converts to the 0-based ``page_index``.
+``rag.answer.common.submission`` converts to the 0-based ``page_index``.
 """
 from __future__ import annotations
 
@@ -27,13 +27,13 @@ from typing import Any
 
 import pandas as pd
 
-from . import numbers as nums
+from .common import printed as nums
 from ..core.artifacts import hash_key, read_json, run_dir_of
 from ..core.stage import Stage
 # comparison_direction, CtxPage, finalize_references: re-exported, tests import them from rag.answer.
 from .comparative import answer_comparative, comparison_direction  # noqa: F401
 from ..core.config import RunConfig
-from .context import Counter, CtxPage, candidates_by_report, merged_pages, page_row, report_or_none  # noqa: F401
+from .common.context import Counter, CtxPage, candidates_by_report, merged_pages, page_row, report_or_none  # noqa: F401
 from ..core import deps, stages
 from ..core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
 from ..core.loop import executor as make_executor
@@ -42,9 +42,9 @@ from ..core.usage import ItemUsage
 from ..core.dataset import Dataset, Question
 from .fuse import answer_pages, prompts_dir
 from .interpret import finalize_references, is_answer
-from .prompts import NA, prompt_version
+from .common.prompts import NA, prompt_version
 from ..core.records import AnswerRecord, RetrievalRecord
-from .submission import build_submission, write_submission
+from .common.submission import build_submission, write_submission
 from ..retrieve import routing_na_reason
 
 CODE_VERSION = "06-answer-9"  # 9: total rows of breakdowns, periods below grids, measures, heading rows (bold and plain), bullet columns, pence cells, counted nouns, qualifier penalty, parent entity notes, header text rows, the whole over its parts; 8: full entity names, named rows, statement bonus, per-share rows; 7: number candidates on all 10 pages, label qualifiers, notes columns, initialisms, prose range/name/change rules; 6: boolean P(true) from log-probabilities; 4: sentence candidates, N/A threshold, whole-word percentage questions; 5: unrouted/ambiguous questions N/A, names checked on pages

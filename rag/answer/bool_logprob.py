@@ -2,7 +2,7 @@
 
 Contract:
 - ``p_true_call(llm, cfg, question, context) -> dict``: one call with the boolean prompt's own messages
-  (:func:`rag.answer.prompts.build_messages`, so a local server reuses the prompt it has just evaluated for
+  (:func:`rag.answer.common.prompts.build_messages`, so a local server reuses the prompt it has just evaluated for
   the chain-of-thought call) and the grammar ``{"final_answer": boolean}``, asking for the top
   ``answer.boolean_top_logprobs`` alternatives per token. Returns ``p_true`` (float in [0, 1], or None when
   the backend returns no log-probabilities or the call failed), ``p_raw`` (the reply), ``p_usage`` and
@@ -20,8 +20,8 @@ from pydantic import BaseModel
 
 from ..core.config import RunConfig
 from ..models.logprobs import field_p_true
-from .calls import prompts_dir
-from .prompts import build_messages
+from .common.calls import prompts_dir
+from .common.prompts import build_messages
 
 
 class BooleanDecision(BaseModel):

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..core.config import RunConfig
-from .context import CtxPage
+from .common.context import CtxPage
 from .figures import NA, Candidate, _norm_label, aliases_for, build_candidates, dedupe, parse_tables, report_year
 from .formulas import METRIC, SPAN, Ask, Lexicon, lexicon_path, load_lexicon, recognise
 from .formulas import Formula  # noqa: F401 - re-exported with the names above (tests build asks by hand)

@@ -10,9 +10,9 @@ Contracts:
 - :class:`Line`: one candidate: ``n`` (1-based number in the list), its page, ``kind`` ("sentence" | "row"), the
   text as shown, and for a row its table ``title``, ``columns`` (header text per value column) and ``cells``.
 - ``candidate_lines(cfg, question, pages, counter, company) -> [Line]``: segments of the top
-  ``answer.text_evidence_pages`` pages (sentences: :func:`rag.answer.focus._segments`; rows:
-  :func:`rag.answer.md_tables.parse_tables`) scored by the question's topic terms
-  (:func:`rag.answer.focus.topic_terms_for`; a row counts when its table names one: title, columns, labels);
+  ``answer.text_evidence_pages`` pages (sentences: :func:`rag.answer.common.focus._segments`; rows:
+  :func:`rag.answer.common.md_tables.parse_tables`) scored by the question's topic terms
+  (:func:`rag.answer.common.focus.topic_terms_for`; a row counts when its table names one: title, columns, labels);
   those with a hit ranked by the embedder's cosine to the question (a row by its label and table title), the
   best of each kind (sentences, rows) up to half of ``answer.text_evidence_lines`` each (what one kind leaves
   goes to the other) and ``answer.text_evidence_tokens`` tokens, then numbered in page-rank and page order.
@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass, field
 
 from ..core.config import RunConfig
-from .context import Counter, CtxPage
-from .focus import _segment_terms, _segments, topic_terms_for
-from .md_tables import parse_tables
+from .common.context import Counter, CtxPage
+from .common.focus import _segment_terms, _segments, topic_terms_for
+from .common.md_tables import parse_tables
 
 LINE_CHARS = 320  # a long sentence is cut here: the list stays short for a 1.5B reader
 TITLE_CREDIT = 0.5  # a term in the table's title / header counts half a term on the row itself

@@ -7,7 +7,7 @@ the writer copies it.
 
 Contracts:
 - ``row_values(line) -> {year: Value}``: a table row's values by the year its column header names
-  (:func:`rag.answer.md_tables.column_year`); cells holding several figures ("20.8 % $ 10.12") or none are skipped,
+  (:func:`rag.answer.common.md_tables.column_year`); cells holding several figures ("20.8 % $ 10.12") or none are skipped,
   and a row with a figure under an empty header (a period spanning several columns) gives none.
 - ``computed_facts(question, lines) -> [str]``: what the question asks of the picked lines, by its words:
   a change (CHANGE words: between the two years it names, else the two latest columns; percent rows in
@@ -26,8 +26,8 @@ from typing import Any
 
 from .evidence_lines import Line
 from .formulas import question_years
-from .md_tables import column_year
-from .numbers import parse_printed
+from .common.md_tables import column_year
+from .common.printed import parse_printed
 
 CHANGE = re.compile(r"\b(chang|increas|decreas|grow|growth|grew|declin|drop|fell|fall|rose|rise|differ|compar"
                     r"|between|improv|trend|shrunk|shrink)", re.I)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 
-from . import numbers as nums
+from .common import printed as nums
 from ..core.questions import search_text
 
 # Words kept before / after the figure on a text (non-table) line.

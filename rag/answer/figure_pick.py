@@ -23,8 +23,8 @@ from typing import Any
 from pydantic import BaseModel, field_validator
 
 from ..core.config import RunConfig
-from .calls import as_choice, one_shot_messages, prompt_sections, prompts_dir, sections_version, structured_call
-from .context import CtxPage
+from .common.calls import as_choice, one_shot_messages, prompt_sections, prompts_dir, sections_version, structured_call
+from .common.context import CtxPage
 from .figures import NA, Candidate, build_candidates, dedupe, format_candidates  # noqa: F401 - re-exported
 from .wholes import whole_first
 

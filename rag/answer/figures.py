@@ -7,7 +7,7 @@ period, with the table's unit line, is most of an answer already; picking from f
 than reading three pages.
 
 Contracts:
-- Tables and their periods come from :mod:`rag.answer.md_tables` (``parse_tables``, ``column_year``,
+- Tables and their periods come from :mod:`rag.answer.common.md_tables` (``parse_tables``, ``column_year``,
   ``report_year``; re-exported here); a row's cell and a grid's unit from :mod:`rag.answer.grid_cells`; the
   text around a grid (period headers above or below it) from :mod:`rag.answer.grid_context`.
 - Row labels naming the metric: :mod:`rag.answer.labels` (``label_score``, ``aliases_for``; re-exported here).
@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import figure_check
-from . import numbers as nums
+from .common import printed as nums
 from ..clean import units
 from ..clean.units import stated_dollar
 from ..core.config import RunConfig
-from .context import CtxPage
-from .md_tables import (  # noqa: F401 - parse_tables, column_year, report_year re-exported
+from .common.context import CtxPage
+from .common.md_tables import (  # noqa: F401 - parse_tables, column_year, report_year re-exported
     MdTable, _SIGNS, _columns, _is_amount, _is_nil, _label, _table_years, column_year, parse_tables, report_year)
 from .grid_context import text_above, years_above, years_below  # noqa: F401 - years_below re-exported
 from .grid_cells import _pick_cell, _table_unit, _value_slots, notes_width  # noqa: F401 - notes_width re-exported

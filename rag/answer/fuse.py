@@ -4,10 +4,10 @@ Contracts:
 - ``ask(llm, cfg, kind, question, context) -> call dict`` (kind, prompt_version, raw, parsed, repaired,
   usage, model, error, seconds); a StructuredOutputError becomes ``parsed=None`` with its raw text kept.
 - ``answer_pages(llm, cfg, kind, question, pages, report_currency, counter)`` answers one question
-  from one report's ranked pages (long context split into parts by :func:`rag.answer.context.pack_parts`,
+  from one report's ranked pages (long context split into parts by :func:`rag.answer.common.context.pack_parts`,
   part answers fused) -> {value, cited, calls, interpretation, answering_part}. It reads the top
   ``answer.max_pages_by_kind[kind]`` (else ``max_pages``) pages, cut to their lines on the question's topic
-  when ``answer.focus_tokens[kind]`` is set (:mod:`rag.answer.focus`). With
+  when ``answer.focus_tokens[kind]`` is set (:mod:`rag.answer.common.focus`). With
   ``answer.table_candidates`` a number question is first answered by picking among table figures
   (:func:`rag.answer.figure_pick.answer_from_tables`); pages are read only when no table candidate exists (or,
   with ``answer.figure_na_fallback``, when the model picked none). With ``answer.computed_figures`` a number
@@ -17,7 +17,7 @@ Contracts:
   its change between two years is decided the same way (:mod:`rag.answer.computed_bool`), else as before.
   With ``answer.boolean_p_true`` each boolean part also gets P(true) from the value token's log-probabilities
   (:mod:`rag.answer.bool_logprob`; ``answer.boolean_decision`` says whether it or the reasoning decides).
-- ``structured_call``, ``prompts_dir``: :mod:`rag.answer.calls` (figure_pick asks the model through them too).
+- ``structured_call``, ``prompts_dir``: :mod:`rag.answer.common.calls` (figure_pick asks the model through them too).
 """
 from __future__ import annotations
 
@@ -26,11 +26,11 @@ from typing import Any
 
 from ..core.config import RunConfig
 from .bool_logprob import p_true_call
-from .calls import prompts_dir, structured_call  # noqa: F401 - re-exported
-from .context import Counter, CtxPage, pack_parts
-from .focus import focus_pages
+from .common.calls import prompts_dir, structured_call  # noqa: F401 - re-exported
+from .common.context import Counter, CtxPage, pack_parts
+from .common.focus import focus_pages
 from .interpret import is_answer, map_pages, pages_holding, part_value
-from .prompts import NA, SCHEMAS, build_messages, format_context, prompt_version
+from .common.prompts import NA, SCHEMAS, build_messages, format_context, prompt_version
 
 
 def ask(llm: Any, cfg: RunConfig, kind: str, question: str, context: str) -> dict[str, Any]:

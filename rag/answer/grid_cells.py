@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from . import numbers as nums
+from .common import printed as nums
 from ..clean import units
-from .md_tables import MdTable, _is_amount, _is_nil
+from .common.md_tables import MdTable, _is_amount, _is_nil
 
 NOTE_MAX = 99  # a first "value" this small without separators, in a row with one value too many, is a note ref
 

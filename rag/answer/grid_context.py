@@ -1,7 +1,7 @@
 """The text around a Markdown grid of a clean page (stage 06, number questions): what the parser printed
 outside the grid that belongs to it.
 
-Contracts (a grid is named by its ``order`` on the page, as :func:`rag.answer.md_tables.parse_tables` gives it;
+Contracts (a grid is named by its ``order`` on the page, as :func:`rag.answer.common.md_tables.parse_tables` gives it;
 an order with no grid gives [] / "" / None):
 - ``years_above(markdown, order, width) -> [(column, year)]``: the period header left above the grid (after a
   "Note" line the first value column holds note references; past a "should be read in conjunction with"

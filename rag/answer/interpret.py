@@ -17,11 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 from . import figure_check as metric
-from . import numbers as nums
+from .common import printed as nums
 from ..core.config import RunConfig
 from .bool_logprob import decide, p_decides
-from .context import CtxPage
-from .prompts import NA
+from .common.context import CtxPage
+from .common.prompts import NA
 
 
 def map_pages(labels: list[int], part: list[CtxPage]) -> tuple[list[CtxPage], list[int]]:
@@ -109,9 +109,9 @@ def is_answer(kind: str, value: Any) -> bool:
 
 def part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[CtxPage], part: list[CtxPage],
                question: str, report_currency: str | None, company: str = "") -> tuple[Any, dict[str, Any]]:
-    """One part's value by kind; an answer copied from a prompt's example (rag.answer.example_check) is N/A."""
-    from .calls import prompts_dir
-    from .example_check import copied
+    """One part's value by kind; an answer copied from a prompt's example (rag.answer.common.example_check) is N/A."""
+    from .common.calls import prompts_dir
+    from .common.example_check import copied
 
     value, info = _part_value(cfg, kind, call, cited, part, question, report_currency, company)
     parsed = call.get("parsed") or {}
@@ -187,7 +187,7 @@ def _printed_name(cfg: RunConfig, kind: str, value: Any, info: dict[str, Any], c
                   part: list[CtxPage]) -> tuple[Any, dict[str, Any]]:
     """Names checked like numbers (rag.answer.name_check): an entry printed on no page of the part (cited
     pages first) or copied from a prompt's example answer is dropped; none left -> N/A."""
-    from .calls import prompts_dir
+    from .common.calls import prompts_dir
     from .name_check import check_names, example_answers
 
     pages = cited + [p for p in part if p not in cited]

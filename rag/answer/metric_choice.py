@@ -34,8 +34,8 @@ from typing import Any
 from pydantic import BaseModel, field_validator
 
 from ..core.config import RunConfig
-from .calls import as_choice, one_shot_messages, prompt_sections, prompts_dir, sections_version
-from .context import CtxPage
+from .common.calls import as_choice, one_shot_messages, prompt_sections, prompts_dir, sections_version
+from .common.context import CtxPage
 from .figures import NA, Candidate, build_candidates, dedupe, format_candidates
 
 CHOOSE_FILE = Path("figures") / "choose.txt"

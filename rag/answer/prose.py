@@ -46,10 +46,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import figure_check as metric
-from . import numbers as nums
+from .common import printed as nums
 from ..core.config import RunConfig
 from ..core.questions import search_text
-from .context import CtxPage
+from .common.context import CtxPage
 from ..clean import units
 from .figures import RANK_PENALTY, Candidate, dedupe
 # A page's sentences, the year a figure is dated to, the report's year and dollar.

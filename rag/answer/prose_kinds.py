@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from . import numbers as nums
+from .common import printed as nums
 from ..core.questions import search_text
 
 _MONEY_WORDS = re.compile(r"(?i)\b(?:revenue|sales|turnover|income|profit|loss|cash|expenditure|capex|debt|"

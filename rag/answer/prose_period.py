@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from . import numbers as nums
-from .context import CtxPage
+from .common import printed as nums
+from .common.context import CtxPage
 from ..clean.units import stated_dollar
 from .figures import parse_tables, report_year
 
@@ -65,7 +65,7 @@ _PERIOD_END = re.compile(
 
 
 def page_year(pages: list[CtxPage]) -> int | None:
-    """The report's period end year: the tables' (rag.answer.md_tables.report_year), else the latest year the
+    """The report's period end year: the tables' (rag.answer.common.md_tables.report_year), else the latest year the
     pages' sentences name as a period end ("As of December 31, 2022", "year ended 30 June 2022"); None
     when neither (then only a later year in the figure's own sentence dates it as older)."""
     y = report_year([t for p in pages for t in parse_tables(p.text)])

@@ -10,7 +10,7 @@ Two short calls instead of one free answer over whole pages:
    prompts/figures/formulas.toml), and writes at most three sentences (prompts/text/write.txt).
 A sentence of the answer stating a figure printed neither in the picked lines, nor in a computed fact, nor in
 the question is dropped (the reader's own arithmetic); none left -> N/A. The answer's pages are the picked
-lines' pages. An answer copying a prompt example is N/A (rag.answer.example_check reads prompts/text/ too).
+lines' pages. An answer copying a prompt example is N/A (rag.answer.common.example_check reads prompts/text/ too).
 
 Contracts:
 - ``text_version(prompts_dir) -> str``: 12-hex hash of both prompt files and :data:`EVIDENCE_CODE` (06's question key
@@ -32,11 +32,11 @@ from typing import Any
 from pydantic import BaseModel, field_validator
 
 from ..core.config import RunConfig
-from .calls import prompt_sections, prompts_dir, structured_call
-from .context import Counter, CtxPage
+from .common.calls import prompt_sections, prompts_dir, structured_call
+from .common.context import Counter, CtxPage
 from .evidence_lines import Line, candidate_lines, format_lines
 from .evidence_math import computed_facts, formula_fact
-from .prompts import NA
+from .common.prompts import NA
 from .text_kind import MAX_SENTENCES, _SENTENCE_END, text_value
 
 PROMPT_FILES = {"pick": ("system", "lines", "question", "answer"), "write": ("system", "evidence", "question", "answer")}
@@ -134,7 +134,7 @@ def _evidence_text(lines: list[Line]) -> str:
 def answer_text(llm: Any, cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
                 counter: Counter, company: str = "") -> dict[str, Any]:
     """See module docstring."""
-    from .example_check import copied
+    from .common.example_check import copied
 
     pdir = prompts_dir(cfg)
     shown = candidate_lines(cfg, question, pages, counter, company)

@@ -3,17 +3,17 @@ through the same chain-of-thought schema as the other kinds (step_by_step_analys
 relevant_pages, final_answer).
 
 Contract:
-- ``TextAnswer`` (defined with the other schemas in rag.answer.prompts): the schema the model fills.
+- ``TextAnswer`` (defined with the other schemas in rag.answer.common.prompts): the schema the model fills.
 - ``text_value(raw) -> str``: the model's answer trimmed to MAX_SENTENCES sentences (cut in code, so a
   long-winded small model still yields a short answer), "N/A" when empty or N/A.
-Hooks: rag.answer.prompts (SCHEMAS, PROMPT_KINDS), rag.answer.interpret.part_value, the submission's kinds;
+Hooks: rag.answer.common.prompts (SCHEMAS, PROMPT_KINDS), rag.answer.interpret.part_value, the submission's kinds;
 prompts/kinds|schema|examples/text.txt hold the words.
 """
 from __future__ import annotations
 
 import re
 
-from .prompts import NA, TextAnswer  # noqa: F401 - TextAnswer re-exported for callers of this module
+from .common.prompts import NA, TextAnswer  # noqa: F401 - TextAnswer re-exported for callers of this module
 
 MAX_SENTENCES = 3
 # A sentence ends at . ! ? followed by space and a capital/digit; "U.S." or "2.5%" do not end one.

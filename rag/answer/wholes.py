@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .figures import Candidate
 from .labels import asks_total
-from .md_tables import column_year
+from .common.md_tables import column_year
 
 WHOLE_MARGIN = 0.3  # score below the best within which a larger same-label value counts as the whole
 FIT_TOLERANCE = 0.05  # label score below the best's that still names the metric as well ("Revenue" alias 0.95)

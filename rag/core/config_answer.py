@@ -38,7 +38,7 @@ class AnswerConfig(_Frozen):
     max_pages_by_kind: dict[Literal["number", "name", "names", "boolean"], PositiveInt] = Field(
         default_factory=dict)
     # Focused reading by answer kind, in tokens per page (absent or 0: whole pages): each page is cut to
-    # its lines naming the question's topic (question words + search-lexicon terms, rag.answer.focus).
+    # its lines naming the question's topic (question words + search-lexicon terms, rag.answer.common.focus).
     focus_tokens: dict[Literal["number", "name", "names", "boolean"], NonNegativeInt] = Field(
         default_factory=dict)
     # Lines above a table searched for its unit line ("values in thousands of USD").

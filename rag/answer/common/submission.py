@@ -20,8 +20,8 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..core.artifacts import write_json_atomic
-from ..core.dataset import Kind
+from ...core.artifacts import write_json_atomic
+from ...core.dataset import Kind
 
 NA = "N/A"
 

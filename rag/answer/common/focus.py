@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..core.config import RunConfig
-from ..core.questions import search_text
+from ...core.config import RunConfig
+from ...core.questions import search_text
 from .context import Counter, CtxPage, _truncate
 
 # A word matches a question word when both start with the same STEM letters ("acquired"/"acquisition"
@@ -51,7 +51,7 @@ def _stem(w: str) -> str:
 
 def topic_terms_for(cfg: RunConfig, question_text: str, company: str = "") -> list[str]:
     """The question's topic words (stemmed) and its lexicon topics' terms, lowercase, deduplicated."""
-    from ..retrieve.query import lexicon_terms
+    from ...retrieve.query import lexicon_terms
 
     query = search_text(question_text, company)
     words = [_stem(w) for w in _WORD.findall(query.lower()) if len(w) > 2 and w not in _STOP]

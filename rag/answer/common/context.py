@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from ..core.dataset import Dataset, Report
-from ..core.records import CandidatePage, RetrievalRecord
+from ...core.dataset import Dataset, Report
+from ...core.records import CandidatePage, RetrievalRecord
 
 Counter = Callable[[str], int]
 

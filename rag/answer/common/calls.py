@@ -13,13 +13,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..core.config import RunConfig, project_path
+from ...core.config import RunConfig, project_path
 
 
 def structured_call(llm: Any, messages: list[dict[str, str]], schema: type) -> dict[str, Any]:
     """``raw, parsed, repaired, usage, model, error`` of one structured call; a StructuredOutputError
     becomes ``parsed=None`` with its raw text kept (the caller decides what N/A means)."""
-    from ..models.base import StructuredOutputError
+    from ...models.base import StructuredOutputError
 
     try:
         res = llm.complete(messages, schema=schema)

@@ -27,9 +27,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
-from ..core.config import PROJECT_ROOT
-from ..core.dataset import KINDS
-from .numbers import normalize_scale
+from ...core.config import PROJECT_ROOT
+from ...core.dataset import KINDS
+from .printed import normalize_scale
 
 PROMPTS_DIR = PROJECT_ROOT / "prompts"
 PROMPT_KINDS = KINDS  # one prompt per answer kind (rag.core.dataset)
