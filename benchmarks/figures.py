@@ -1,4 +1,4 @@
-"""Benchmark table candidates for number questions (rag.answer.figures) on a dataset with gold answers.
+"""Benchmark table candidates for number questions (rag.answer.numbers.figures) on a dataset with gold answers.
 
     .venv/bin/python benchmarks/figures.py --run dev --data ../shared/erc2-dev [--outputs ../main/outputs]
         [--preset offline] [--set K=V] [--ks 0,10] [--show] [--llm [--variants pick,pick_fb] [--baseline] [--limit N]]
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pandas as pd  # noqa: E402
 
-from rag.answer import figure_pick, figures  # noqa: E402
+from rag.answer.numbers import figure_pick, figures  # noqa: E402
 from rag.core.config import load_config  # noqa: E402
 from rag.answer.common.context import candidates_by_report, merged_pages, pack_parts, report_or_none  # noqa: E402
 from rag.retrieve import load_retrieval  # noqa: E402

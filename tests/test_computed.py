@@ -6,7 +6,7 @@ import pytest
 from rag.answer import computed as C
 from rag.answer.common.context import CtxPage
 from rag.answer.fuse import answer_pages
-from rag.answer.grid_context import years_above
+from rag.answer.numbers.grid_context import years_above
 from rag.core.config import project_path
 
 A = "b" * 40

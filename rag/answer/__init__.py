@@ -145,12 +145,12 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
     it), this stage's config (rag.core.deps), code version."""
     kinds = ("number", "comparative") if q.kind == "comparative" else (q.kind,)
     versions = [prompt_version(k, prompts_dir(cfg)) for k in kinds]
-    if cfg.answer.table_candidates and "number" in kinds:  # the figure-pick prompt (rag.answer.figures)
-        from .figure_pick import pick_version
+    if cfg.answer.table_candidates and "number" in kinds:  # the figure-pick prompt (rag.answer.numbers.figures)
+        from .numbers import pick_version
 
         versions.append(pick_version(prompts_dir(cfg)))
-        if cfg.answer.metric_choice:  # the choice-by-meaning prompt (rag.answer.metric_choice)
-            from .metric_choice import choose_version
+        if cfg.answer.metric_choice:  # the choice-by-meaning prompt (rag.answer.numbers.metric_choice)
+            from .numbers import choose_version
 
             versions.append(choose_version(prompts_dir(cfg)))
     if (cfg.answer.require_event_near_name and q.kind in ("name", "names")) or \

@@ -8,10 +8,10 @@ Contracts:
 - The lexicon and what a question asks (``load_lexicon``, ``recognise`` -> :class:`Ask`): :mod:`rag.answer.formulas`
   (re-exported here).
 - ``find_operand(cfg, lexicon, name, year, pages, ...) -> Operand`` or :class:`Missing`: the best candidate
-  of the line item in that year's column (:func:`rag.answer.figures.build_candidates` with ``period_year``;
-  figures in sentences (:mod:`rag.answer.prose`) only for the report's own year), the same score threshold
+  of the line item in that year's column (:func:`rag.answer.numbers.figures.build_candidates` with ``period_year``;
+  figures in sentences (:mod:`rag.answer.numbers.prose`) only for the report's own year), the same score threshold
   (``answer.figure_min_score``) and the best-scoring pick as table candidates. A table row must match the
-  operand's label patterns (or :data:`rag.answer.figures.LABEL_ALIASES` of its phrase); rows under a section
+  operand's label patterns (or :data:`rag.answer.numbers.figures.LABEL_ALIASES` of its phrase); rows under a section
   or in a table its ``avoid`` patterns name are refused (a balance-sheet item's change in a cash-flow statement).
 - ``evaluate(ask, lookup) -> float``: the expression (only + - * / **, numbers, operand names, prev / avg /
   start) evaluated in code, averaged over the span's years for an N-year average; ``lookup(name, year)``
@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 from ..core.config import RunConfig
 from .common.context import CtxPage
-from .figures import NA, Candidate, _norm_label, aliases_for, build_candidates, dedupe, parse_tables, report_year
+from .numbers.figures import NA, Candidate, _norm_label, aliases_for, build_candidates, dedupe, parse_tables, report_year
 from .formulas import METRIC, SPAN, Ask, Lexicon, lexicon_path, load_lexicon, recognise
 from .formulas import Formula  # noqa: F401 - re-exported with the names above (tests build asks by hand)
 
@@ -75,7 +75,7 @@ def find_operand(cfg: RunConfig, lexicon: Lexicon, name: str, year: int, pages: 
     sub = f"What is the {spec.phrase}?"
     cands = build_candidates(cfg, sub, pages, report_currency, company, period_year=year, extra_aliases=spec.labels)
     if cfg.answer.prose_candidates and year == page_year:  # sentences date figures to the report's year only
-        from .prose import prose_candidates
+        from .numbers.prose import prose_candidates
 
         cands = dedupe(cands + prose_candidates(cfg, sub, pages, report_currency, company)[0])
     # A table row must be the line item (one of its label patterns, or the phrase's own words): "Gross

@@ -34,7 +34,7 @@ from typing import Any
 from ..core.config import RunConfig
 from .computed import Missing, Operand, evaluate, find_operand, operand_pages, top_pages_and_year
 from .common.context import CtxPage
-from .figures import NA
+from .numbers.figures import NA
 from .formulas import METRIC, SPAN, Ask, Formula, Lexicon, lexicon_path, load_lexicon, question_years, recognise
 
 UP = r"\b(?:increas(?:e|ed|es|ing)|grow(?:s|n|ing|th)?|grew|r(?:i|o)se[ns]?|risen|rising|higher)\b"

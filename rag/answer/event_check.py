@@ -3,7 +3,7 @@
 Why: asked "What are the names of new products launched by X?" or "...new executives...", the 1.5B
 reader lists names printed anywhere in its context (a product table, the executive officers, the
 subsidiaries), so names questions whose gold is N/A came back with lists (erc2-val: 1 of 6 answered N/A).
-This is the names counterpart of :mod:`rag.answer.figure_check` (a figure's line must name the metric).
+This is the names counterpart of :mod:`rag.answer.numbers.figure_check` (a figure's line must name the metric).
 
 Contracts:
 - Events file (``answer.events_file``, TOML, relative to the project root): ``[[topic]]`` with ``name``,

@@ -9,7 +9,7 @@ Contracts:
   ``answer.max_pages_by_kind[kind]`` (else ``max_pages``) pages, cut to their lines on the question's topic
   when ``answer.focus_tokens[kind]`` is set (:mod:`rag.answer.common.focus`). With
   ``answer.table_candidates`` a number question is first answered by picking among table figures
-  (:func:`rag.answer.figure_pick.answer_from_tables`); pages are read only when no table candidate exists (or,
+  (:func:`rag.answer.numbers.answer_from_tables`); pages are read only when no table candidate exists (or,
   with ``answer.figure_na_fallback``, when the model picked none). With ``answer.computed_figures`` a number
   question asking for a ratio, margin, growth or average is first computed in code
   (:func:`rag.answer.computed.answer_computed`); a missing operand falls back to the above, its reason kept
@@ -85,8 +85,8 @@ def _computed_answerer(kind: str):
 def _answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list[CtxPage],
                   report_currency: str | None, counter: Counter, company: str = "") -> dict[str, Any]:
     picked: list[dict[str, Any]] = []
-    if kind == "number" and cfg.answer.table_candidates:  # pick among table figures (rag.answer.figures)
-        from .figure_pick import answer_from_tables
+    if kind == "number" and cfg.answer.table_candidates:  # pick among table figures (rag.answer.numbers.figures)
+        from .numbers import answer_from_tables
 
         res = answer_from_tables(llm, cfg, question, pages, report_currency, counter, company)
         none = bool(res["interpretation"].get("no_candidate"))

@@ -5,7 +5,7 @@ Contracts:
 - ``interpret_number(cfg, parsed, cited, part, question, report_currency)``: the model's printed figure
   -> final value, the scale applied in code (rules in its docstring), currency checked against the
   question's; N/A with ``na_reason`` when the figure is missing, not in the context, printed on no line
-  naming the metric (``rag.answer.figure_check``, ``company`` words excluded) or in another currency.
+  naming the metric (``rag.answer.numbers.figure_check``, ``company`` words excluded) or in another currency.
 - ``part_value(cfg, kind, call, ...)`` -> (value, info) of one part's call per question kind;
   ``is_answer(kind, value)`` says whether it settles the question; ``pages_holding`` finds the pages
   that print it.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import figure_check as metric
+from .numbers import figure_check as metric
 from .common import printed as nums
 from ..core.config import RunConfig
 from .bool_logprob import decide, p_decides

@@ -53,7 +53,7 @@ class AnswerConfig(_Frozen):
     require_printed_in_context: bool = True
     # ...and N/A when no line printing the figure (with its table's header row and up to
     # metric_title_lines title lines above the table) shares metric_min_share of the word stems of the
-    # metric asked for (rag.answer.figure_check): a figure from another row is not the answer. Titles are off by
+    # metric asked for (rag.answer.numbers.figure_check): a figure from another row is not the answer. Titles are off by
     # default: "Net income" in a cash-flow statement titled "Cash flows" is not the cash flow.
     require_metric_on_line: bool = True
     metric_title_lines: int = Field(0, ge=0)
@@ -63,7 +63,7 @@ class AnswerConfig(_Frozen):
     # Keep the model's citations for a boolean "false" answer (never filled). Off: a "false" usually
     # has no gold pages, and every cited page outside the gold pools costs reference score.
     refs_for_false: bool = False
-    # Number questions: candidate figures from the tables of the top pages (rag.answer.figures) -- row label
+    # Number questions: candidate figures from the tables of the top pages (rag.answer.numbers.figures) -- row label
     # naming the metric, latest-period column, unit from the table -- and the model picks one or N/A
     # from that short list; the figure is converted in code. No candidate: see figure_fallback. erc2-dev
     # 25.25 -> 26.43 (see RESULTS.md, issue 19).
@@ -89,11 +89,11 @@ class AnswerConfig(_Frozen):
     figure_code_margin: float = Field(0.1, ge=0)  # score lead that makes the best candidate a clear fit
     figure_pick_list: int = Field(5, ge=1)  # candidates shown to the model when it picks ("auto")
     # The N/A threshold: candidates scoring below it are dropped (none left -> N/A). Scores: the share of the
-    # metric's words on the row / around the figure, less penalties (rag.answer.figures, rag.answer.prose).
+    # metric's words on the row / around the figure, less penalties (rag.answer.numbers.figures, rag.answer.numbers.prose).
     # None: no threshold. 0.8 is the point of the threshold curve with the most questions right on 103 number
     # questions (erc2-dev + erc2-val's value set, RESULTS.md issue 28).
     figure_min_score: float | None = 0.8
-    # Numbers matched by meaning (rag.answer.metric_choice, issue 46): when no row or sentence names the metric
+    # Numbers matched by meaning (rag.answer.numbers.metric_choice, issue 46): when no row or sentence names the metric
     # in the question's words, every figure of the top pages that passes the unit / period / currency rules is
     # ranked by the embedder's cosine to the metric; the reader chooses one of the metric_choice_list closest
     # (or none) in one short call, and the line stands when its probability (log-probabilities) is at least
@@ -101,7 +101,7 @@ class AnswerConfig(_Frozen):
     metric_choice: bool = False
     metric_choice_list: int = Field(8, ge=1, le=9)  # lines shown; one digit each (the probability is read there)
     metric_choice_min_p: float = Field(0.3, ge=0, le=1)  # tuning half: the one threshold gaining without N/A loss
-    # Number questions: candidates also from figures printed in sentences (rag.answer.prose) -- numbers whose
+    # Number questions: candidates also from figures printed in sentences (rag.answer.numbers.prose) -- numbers whose
     # surrounding words (prose_window_words before / after, in the sentence) hold prose_min_share of the
     # metric's word stems or a multi-word search-lexicon term of its topic; unit, scale, currency and period
     # read from the sentence; the same checks as table candidates. They join the table candidates' pick.

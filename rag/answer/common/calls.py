@@ -1,5 +1,5 @@
 """One structured model call of stage 06, and where its prompt files are (used by rag.answer.fuse and
-rag.answer.figure_pick, which import nothing of each other's calls).
+rag.answer.numbers.figure_pick, which import nothing of each other's calls).
 
 - ``structured_call(llm, messages, schema) -> dict``: raw, parsed, repaired, usage, model, error.
 - ``prompts_dir(cfg)``: the prompt blocks' folder (``answer.prompts_dir``, relative to the project).

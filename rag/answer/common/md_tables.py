@@ -12,7 +12,7 @@ Contracts:
 - A first column of list bullets ("| • | Net asset value per share | 11.3 p |") is dropped; pence and cents
   ("11.3 p") are amounts.
 - The text around a grid (a period header printed above or below it, its heading lines):
-  :mod:`rag.answer.grid_context`.
+  :mod:`rag.answer.numbers.grid_context`.
 - ``report_year(tables) -> int | None``: the report's period end year: the most common latest header
   year over the tables (a debt-maturity table listing 2027 does not move it).
 """

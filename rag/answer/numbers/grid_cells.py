@@ -1,5 +1,5 @@
 """Which cell of a grid's row holds the figure, and in what unit (stage 06, number questions; used by
-:mod:`rag.answer.figures`).
+:mod:`rag.answer.numbers.figures`).
 
 Contracts:
 - ``_table_unit(t, dollar, stated_dollar) -> (Scale, currency)``: the grid's scale and currency from the clean
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from .common import printed as nums
-from ..clean import units
-from .common.md_tables import MdTable, _is_amount, _is_nil
+from ..common import printed as nums
+from ...clean import units
+from ..common.md_tables import MdTable, _is_amount, _is_nil
 
 NOTE_MAX = 99  # a first "value" this small without separators, in a row with one value too many, is a note ref
 

@@ -1,8 +1,8 @@
-"""Row labels of a table naming the metric a number question asks for (stage 06, :mod:`rag.answer.figures`).
+"""Row labels of a table naming the metric a number question asks for (stage 06, :mod:`rag.answer.numbers.figures`).
 
 Contracts:
 - ``label_score(label, terms, aliases, qualifiers) -> float``: how well a row label names the metric: the share
-  of the metric's word stems (:mod:`rag.answer.figure_check`, synonyms included) less
+  of the metric's word stems (:mod:`rag.answer.numbers.figure_check`, synonyms included) less
   :data:`EXTRA_WORD_PENALTY` per other word of the label (``qualifiers``, from ``label_qualifiers(question)``:
   words generic in a question but not on a label, "current"); at least :data:`ALIAS_SCORE` for a label of
   :data:`LABEL_ALIASES` of the question's metric (``aliases_for(question)``).
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from . import figure_check
-from ..core.questions import search_text
+from ...core.questions import search_text
 
 EXTRA_WORD_PENALTY = 0.1  # per label word that is not a word of the metric ("Cost of revenue" vs "Revenue")
 ALIAS_SCORE = 0.95  # a label in the report's words: below an exact match, so "Cost of revenue" wins its own question

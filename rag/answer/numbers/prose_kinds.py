@@ -5,14 +5,14 @@ the company removed): a percentage question (``numbers.asks_percent``); money wh
 figure is asked, or the metric names money ("revenue", "assets", "backlog"); a count when it names counted
 things ("number of", "employees", "stores", "branch count"). A parenthesised measure ("(barrels)", "(MW)")
 makes it neither money nor a count. ``_MEASURE`` (a measure printed right after a figure) is shared with
-:mod:`rag.answer.prose`, whose sentences a count question takes only in the measure it names.
+:mod:`rag.answer.numbers.prose`, whose sentences a count question takes only in the measure it names.
 """
 from __future__ import annotations
 
 import re
 
-from .common import printed as nums
-from ..core.questions import search_text
+from ..common import printed as nums
+from ...core.questions import search_text
 
 _MONEY_WORDS = re.compile(r"(?i)\b(?:revenue|sales|turnover|income|profit|loss|cash|expenditure|capex|debt|"
                           r"assets|equity|deposits|spend|spent|spending|cost|costs|expenses?|investment|"

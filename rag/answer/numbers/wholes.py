@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .figures import Candidate
 from .labels import asks_total
-from .common.md_tables import column_year
+from ..common.md_tables import column_year
 
 WHOLE_MARGIN = 0.3  # score below the best within which a larger same-label value counts as the whole
 FIT_TOLERANCE = 0.05  # label score below the best's that still names the metric as well ("Revenue" alias 0.95)
@@ -29,7 +29,7 @@ def _amount(c: Candidate) -> bool:
 
 
 def whole_first(cands: list[Candidate], question: str, company: str = "") -> tuple[list[Candidate], bool]:
-    """See the module docstring; ``cands`` best first (as :func:`rag.answer.figures.dedupe` returns them)."""
+    """See the module docstring; ``cands`` best first (as :func:`rag.answer.numbers.figures.dedupe` returns them)."""
     if not cands or not asks_total(question, company):
         return cands, False
     top = cands[0]

@@ -2,7 +2,7 @@
 words, the reader chooses among the lines closest to it in meaning, and its probability decides.
 
 Why: the question generator's metric names are not the report's ("Year-end total headcount" against "our 4,100
-team members", "Total revenue" against "Turnover"). Word overlap (:mod:`rag.answer.labels`, the search lexicon)
+team members", "Total revenue" against "Turnover"). Word overlap (:mod:`rag.answer.numbers.labels`, the search lexicon)
 finds a figure only under the words someone listed; on held-out questions 5 of 7 values came back N/A with "no
 candidate names the metric" although the gold page was retrieved. Here every figure of the top pages is a
 candidate; the embedder ranks them by meaning and the reader picks one line or none, with a probability.
@@ -11,7 +11,7 @@ Contracts:
 - ``metric_phrase(question, company) -> str``: the asked quantity alone ("Number of stores at year-end").
 - ``relaxed_candidates(cfg, question, pages, report_currency, company) -> [Candidate]``: every table row with a
   figure in the period's column and every figure of a sentence of ``pages`` that passes the unit, percent,
-  per-share, count, period and currency rules of :mod:`rag.answer.figures` / :mod:`rag.answer.prose`, whatever
+  per-share, count, period and currency rules of :mod:`rag.answer.numbers.figures` / :mod:`rag.answer.numbers.prose`, whatever
   its words say; one per value.
 - ``shortlist(cfg, metric, cands, k) -> [(Candidate, cosine)]``: the ``k`` closest in meaning (the embedder's
   cosine between the metric phrase and the row label or the sentence's words), best first.
@@ -21,7 +21,7 @@ Contracts:
 - ``decide(probs, min_p) -> (n, p)``: the likeliest line (1..k) and its probability when that is at least
   ``min_p`` (``answer.metric_choice_min_p``, chosen on the tuning half), else (0, P(0)): N/A.
 - ``answer_by_meaning(llm, cfg, question, pages, report_currency, counter, company)``: the result shape of
-  :func:`rag.answer.figure_pick.answer_from_tables`; ``interpretation["meaning"]`` holds the shown lines
+  :func:`rag.answer.numbers.figure_pick.answer_from_tables`; ``interpretation["meaning"]`` holds the shown lines
   (label, value, page, cosine), ``probs`` and the decision, so a threshold can be replayed without a call.
 """
 from __future__ import annotations
@@ -33,9 +33,9 @@ from typing import Any
 
 from pydantic import BaseModel, field_validator
 
-from ..core.config import RunConfig
-from .common.calls import as_choice, one_shot_messages, prompt_sections, prompts_dir, sections_version
-from .common.context import CtxPage
+from ...core.config import RunConfig
+from ..common.calls import as_choice, one_shot_messages, prompt_sections, prompts_dir, sections_version
+from ..common.context import CtxPage
 from .figures import NA, Candidate, build_candidates, dedupe, format_candidates
 
 CHOOSE_FILE = Path("figures") / "choose.txt"
@@ -95,7 +95,7 @@ def shortlist(cfg: RunConfig, metric: str, cands: list[Candidate], k: int) -> li
     """See module docstring (ties: the better-retrieved page, then the candidate's own score)."""
     if not cands:
         return []
-    from ..index import query_cosines
+    from ...index import query_cosines
 
     sims = query_cosines(cfg, metric, [_text(c) for c in cands])
     order = sorted(range(len(cands)), key=lambda i: (-float(sims[i]), cands[i].rank, -cands[i].score))
@@ -118,8 +118,8 @@ def choose_messages(question: str, shown: list[Candidate], pdir: Path) -> list[d
 
 def choose(llm: Any, cfg: RunConfig, question: str, shown: list[Candidate]) -> dict[str, Any]:
     """See module docstring."""
-    from ..models.base import ModelError, StructuredOutputError
-    from ..models.logprobs import field_choice_probs
+    from ...models.base import ModelError, StructuredOutputError
+    from ...models.logprobs import field_choice_probs
 
     pdir = prompts_dir(cfg)
     messages = choose_messages(question, shown, pdir)

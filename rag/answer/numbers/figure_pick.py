@@ -1,12 +1,12 @@
-"""The pick among table candidates (stage 06, number questions; candidates from :mod:`rag.answer.figures`).
+"""The pick among table candidates (stage 06, number questions; candidates from :mod:`rag.answer.numbers.figures`).
 
 Contracts:
 - ``pick_messages(question, cands, prompts_dir)`` / ``parse_pick(parsed, n) -> int`` (0 = N/A): the
   short prompt (``prompts/figures/pick.txt``: system, one worked example, the candidate list) and its
   parsed answer; a malformed pick or a number out of range is N/A.
 - ``gather_candidates(cfg, question, pages, report_currency, company)`` -> (candidates, dropped, pages
-  searched): table candidates (:mod:`rag.answer.figures`) and, with ``answer.prose_candidates``, figures
-  printed in sentences (:mod:`rag.answer.prose`) in one list; ``answer.figure_min_score`` drops weak ones.
+  searched): table candidates (:mod:`rag.answer.numbers.figures`) and, with ``answer.prose_candidates``, figures
+  printed in sentences (:mod:`rag.answer.numbers.prose`) in one list; ``answer.figure_min_score`` drops weak ones.
 - ``answer_from_tables(llm, cfg, question, pages, report_currency, counter, company)`` -> the
   ``rag.answer.fuse.answer_pages`` result shape; no candidate: N/A with ``interpretation["no_candidate"]``
   (the caller may read the pages instead). ``answer.figure_pick``: "model" asks, "code" takes the
@@ -22,9 +22,9 @@ from typing import Any
 
 from pydantic import BaseModel, field_validator
 
-from ..core.config import RunConfig
-from .common.calls import as_choice, one_shot_messages, prompt_sections, prompts_dir, sections_version, structured_call
-from .common.context import CtxPage
+from ...core.config import RunConfig
+from ..common.calls import as_choice, one_shot_messages, prompt_sections, prompts_dir, sections_version, structured_call
+from ..common.context import CtxPage
 from .figures import NA, Candidate, build_candidates, dedupe, format_candidates  # noqa: F401 - re-exported
 from .wholes import whole_first
 

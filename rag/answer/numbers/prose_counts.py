@@ -21,8 +21,8 @@ import re
 from typing import Callable
 
 from . import figure_check as metric
-from ..core.config import RunConfig
-from ..core.questions import search_text
+from ...core.config import RunConfig
+from ...core.questions import search_text
 
 COUNT_WORDS = ("count", "size", "number")  # metric words a counted noun stands for ("Branch count", "Fleet size")
 
@@ -30,7 +30,7 @@ Fit = tuple[float, int]
 
 
 def counted_noun(cfg: RunConfig, question: str, company: str, terms: set[str]) -> tuple[re.Pattern, set[str]] | None:
-    from ..retrieve.counts import counted_noun as nouns_after
+    from ...retrieve.counts import counted_noun as nouns_after
 
     try:
         got = nouns_after(cfg, search_text(question, company))

@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 import re
 
-from .common import printed as nums
-from ..core.questions import search_text
+from ..common import printed as nums
+from ...core.questions import search_text
 
 # Words kept before / after the figure on a text (non-table) line.
 WINDOW = (10, 6)

@@ -4,17 +4,17 @@ Why: many asked figures are never a table row — staff counts, patents, MW of c
 spending on a named programme, a total revenue quoted in the letter to shareholders. With table
 candidates only, such a question has no candidate and is answered N/A although its page was read.
 
-Contracts (what the question asks, percent / count / money: :mod:`rag.answer.prose_kinds`; the noun after a
-count: :mod:`rag.answer.prose_counts`):
+Contracts (what the question asks, percent / count / money: :mod:`rag.answer.numbers.prose_kinds`; the noun after a
+count: :mod:`rag.answer.numbers.prose_counts`):
 - ``prose_candidates(cfg, question, pages, report_currency, company) -> (kept, dropped)``: ``kept`` are
-  :class:`rag.answer.figures.Candidate` records (``source="prose"``, ``label`` = the words around the
+  :class:`rag.answer.numbers.figures.Candidate` records (``source="prose"``, ``label`` = the words around the
   figure), best first, one per distinct value, at most ``answer.prose_max_candidates``; ``dropped`` lists
   every number printed near the metric's words that was not kept, with why (``{"printed", "page",
   "words", "reason"}``), at most :data:`DROPPED_MAX`. A bare "$" is the report's dollar
   (:func:`report_dollar`: the one the pages say it is presented in, else the tables' unit lines').
 - A number is a candidate when the words around it (``answer.prose_window_words`` before / after, within
   its sentence) name the metric: at least ``answer.prose_min_share`` of the question's metric stems
-  (:mod:`rag.answer.figure_check`, synonyms included), or a multi-word term of the question's search
+  (:mod:`rag.answer.numbers.figure_check`, synonyms included), or a multi-word term of the question's search
   lexicon topics (``prompts/search/lexicon.toml``: "issued patents", "workforce reduction") scoring
   :data:`LEXICON_SCORE`. When the metric names a thing (:func:`named_terms`: its capitalized words other
   than the first, "CDX-585 program", "LinkedIn members") the words must name it too.
@@ -36,7 +36,7 @@ count: :mod:`rag.answer.prose_counts`):
 - Scores are on the table candidates' scale (share of the metric's words) less :data:`PROSE_PENALTY` (a
   sentence is looser than a labelled row), :data:`DISTANCE_PENALTY` per word between the figure and the
   nearest metric word and ``figures.RANK_PENALTY`` per page rank.
-Sentences, dates and the report's dollar: :mod:`rag.answer.prose_period`.
+Sentences, dates and the report's dollar: :mod:`rag.answer.numbers.prose_period`.
 """
 from __future__ import annotations
 
@@ -46,11 +46,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import figure_check as metric
-from .common import printed as nums
-from ..core.config import RunConfig
-from ..core.questions import search_text
-from .common.context import CtxPage
-from ..clean import units
+from ..common import printed as nums
+from ...core.config import RunConfig
+from ...core.questions import search_text
+from ..common.context import CtxPage
+from ...clean import units
 from .figures import RANK_PENALTY, Candidate, dedupe
 # A page's sentences, the year a figure is dated to, the report's year and dollar.
 from .prose_counts import counted_noun, noun_fit
@@ -109,7 +109,7 @@ class _Hit:
 
 
 def named_terms(question: str, company: str = "") -> set[str]:
-    """Stems of the metric's named things (:func:`rag.answer.figure_check.named_words`: "CDX-585 program",
+    """Stems of the metric's named things (:func:`rag.answer.numbers.figure_check.named_words`: "CDX-585 program",
     "LinkedIn members"). When there are any, a sentence must name one: a programme's spend is not the
     company's total R&D, a product's users are not all users."""
     return metric._stems(" ".join(metric.named_words(question, company))) - (metric._stems(company) if company else set())
@@ -118,7 +118,7 @@ def named_terms(question: str, company: str = "") -> set[str]:
 def _lexicon_phrases(cfg: RunConfig, question: str, company: str) -> list[str]:
     """Multi-word terms of the search-lexicon topics the question matches (single words are the metric's
     own stems or synonyms, counted by figure_check; a lone "employees" would name every staff count)."""
-    from ..retrieve.query import lexicon_terms
+    from ...retrieve.query import lexicon_terms
 
     try:
         terms = lexicon_terms(cfg, search_text(question, company))
@@ -174,7 +174,7 @@ def _metric_fit(left: list[str], right: list[str], terms: set[str], phrases: lis
         stems = [metric._stems(w) for w in words]
         hit = {t for s in stems for t in terms if any(x.startswith(t) or t.startswith(x) for x in s)}
         share = len(hit) / len(terms)
-        if (hit or min_share <= 0) and share >= min_share - 1e-9:  # 0: every figure (rag.answer.metric_choice)
+        if (hit or min_share <= 0) and share >= min_share - 1e-9:  # 0: every figure (rag.answer.numbers.metric_choice)
             dist = min((p for p, s in zip(pos, stems) if any(x.startswith(t) or t.startswith(x) for x in s for t in terms)),
                        default=1)
             best = (share, dist - 1)

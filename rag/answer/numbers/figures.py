@@ -8,9 +8,9 @@ than reading three pages.
 
 Contracts:
 - Tables and their periods come from :mod:`rag.answer.common.md_tables` (``parse_tables``, ``column_year``,
-  ``report_year``; re-exported here); a row's cell and a grid's unit from :mod:`rag.answer.grid_cells`; the
-  text around a grid (period headers above or below it) from :mod:`rag.answer.grid_context`.
-- Row labels naming the metric: :mod:`rag.answer.labels` (``label_score``, ``aliases_for``; re-exported here).
+  ``report_year``; re-exported here); a row's cell and a grid's unit from :mod:`rag.answer.numbers.grid_cells`; the
+  text around a grid (period headers above or below it) from :mod:`rag.answer.numbers.grid_context`.
+- Row labels naming the metric: :mod:`rag.answer.numbers.labels` (``label_score``, ``aliases_for``; re-exported here).
 - ``build_candidates(cfg, question, pages, report_currency, company) -> list[Candidate]``: best first,
   at most ``answer.figure_max_candidates``, one per distinct value. Rules: the latest-period column
   (year = report year; an undated table's first value column, penalized); scale from the column
@@ -21,7 +21,7 @@ Contracts:
   explicitly, else the clean stage's unit line (a dollar resolved from a bare "$" gives way to the dollar
   the retrieved pages say the report is presented in), else the pages' most common table currency,
   else the dataset's report currency.
-- The pick among them (the prompt, the model call, the answer) is :mod:`rag.answer.figure_pick`.
+- The pick among them (the prompt, the model call, the answer) is :mod:`rag.answer.numbers.figure_pick`.
 """
 from __future__ import annotations
 
@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import figure_check
-from .common import printed as nums
-from ..clean import units
-from ..clean.units import stated_dollar
-from ..core.config import RunConfig
-from .common.context import CtxPage
-from .common.md_tables import (  # noqa: F401 - parse_tables, column_year, report_year re-exported
+from ..common import printed as nums
+from ...clean import units
+from ...clean.units import stated_dollar
+from ...core.config import RunConfig
+from ..common.context import CtxPage
+from ..common.md_tables import (  # noqa: F401 - parse_tables, column_year, report_year re-exported
     MdTable, _SIGNS, _columns, _is_amount, _is_nil, _label, _table_years, column_year, parse_tables, report_year)
 from .grid_context import text_above, years_above, years_below  # noqa: F401 - years_below re-exported
 from .grid_cells import _pick_cell, _table_unit, _value_slots, notes_width  # noqa: F401 - notes_width re-exported
@@ -87,8 +87,8 @@ class Candidate:
     score: float = 0.0
     support: int = 1  # tables printing this value on a matching row
     notes: list[str] = field(default_factory=list)
-    source: str = "table"  # "table" (a row of a parsed table) or "prose" (a sentence, rag.answer.prose)
-    fit: float = 0.0  # a table row's label score alone (rag.answer.labels.label_score); 0 for a sentence
+    source: str = "table"  # "table" (a row of a parsed table) or "prose" (a sentence, rag.answer.numbers.prose)
+    fit: float = 0.0  # a table row's label score alone (rag.answer.numbers.labels.label_score); 0 for a sentence
 
     def row(self) -> dict[str, Any]:
         return {"label": self.label, "period": self.period, "printed": self.printed, "value": self.value,
@@ -107,7 +107,7 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     the dated table above it on its page when their columns line up (a balance sheet split in two grids).
     ``extra_aliases``: more row-label patterns of the metric (as :data:`LABEL_ALIASES`). ``any_label``: every row
     with a figure in the period's column is a candidate, whatever its label says (the label checks are left to
-    :mod:`rag.answer.metric_choice`, which matches labels by meaning); the unit, period and currency rules hold."""
+    :mod:`rag.answer.numbers.metric_choice`, which matches labels by meaning); the unit, period and currency rules hold."""
     a = cfg.answer
     terms = figure_check.metric_terms(question, company)
     aliases = aliases_for(question, company) + tuple(extra_aliases)

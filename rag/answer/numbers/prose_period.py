@@ -1,4 +1,4 @@
-"""Where and when a figure in prose is (stage 06, rag.answer.prose): a page's sentences outside its tables,
+"""Where and when a figure in prose is (stage 06, rag.answer.numbers.prose): a page's sentences outside its tables,
 the year a sentence dates a figure to, the report's period-end year, and the dollar a bare "$" means.
 
 Contract: ``page_sentences(text)``: the sentences with a digit, Markdown table rows and "Table:" lines left out;
@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from .common import printed as nums
-from .common.context import CtxPage
-from ..clean.units import stated_dollar
+from ..common import printed as nums
+from ..common.context import CtxPage
+from ...clean.units import stated_dollar
 from .figures import parse_tables, report_year
 
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+(?=[A-Z(\"'“])")
