@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.answer import computed as C
+from rag.answer.computed import computed as C
 from rag.answer.computed_bool import answer_computed_bool, recognise_bool
 from rag.answer.common.context import CtxPage
 from rag.answer.fuse import answer_pages

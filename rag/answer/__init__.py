@@ -159,12 +159,12 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
 
         versions.append(events_version(cfg))
     if cfg.answer.computed_figures and ("number" in kinds or "boolean" in kinds):  # its formula lexicon
-        from .formulas import lexicon_version
+        from .computed import lexicon_version
 
         versions.append(lexicon_version(cfg))
     evidence = cfg.answer.text_from_evidence and q.kind == "text"
     if evidence:  # the pick / write prompts (rag.answer.text_evidence) and the formulas its facts reuse
-        from .formulas import lexicon_version
+        from .computed import lexicon_version
         from .text_evidence import text_version
 
         versions += [text_version(prompts_dir(cfg)), lexicon_version(cfg)]

@@ -16,7 +16,7 @@ Contracts:
     year is compared with the earlier one's.
 - ``answer_computed_bool(cfg, question, pages, report_currency, company) -> dict | None``: None when no shape
   is recognised; else the ``rag.answer.fuse.answer_pages`` result shape. The value is True / False only when
-  every figure was found (operands as :func:`rag.answer.computed.find_operand` finds them: the asked year's
+  every figure was found (operands as :func:`rag.answer.computed.computed.find_operand` finds them: the asked year's
   column, same checks and score threshold; for a change, both years from one page first, the first page in
   rank order that gives every figure; else any pages, refused when the years' figures come from different pages
   and differ :data:`SCALE_GAP`-fold); an exactly unchanged figure is no increase and no decrease. When a
@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.config import RunConfig
-from .computed import Missing, Operand, evaluate, find_operand, operand_pages, top_pages_and_year
+from .computed.computed import Missing, Operand, evaluate, find_operand, operand_pages, top_pages_and_year
 from .common.context import CtxPage
 from .numbers.figures import NA
-from .formulas import METRIC, SPAN, Ask, Formula, Lexicon, lexicon_path, load_lexicon, question_years, recognise
+from .computed.formulas import METRIC, SPAN, Ask, Formula, Lexicon, lexicon_path, load_lexicon, question_years, recognise
 
 UP = r"\b(?:increas(?:e|ed|es|ing)|grow(?:s|n|ing|th)?|grew|r(?:i|o)se[ns]?|risen|rising|higher)\b"
 DOWN = (r"\b(?:decreas(?:e|ed|es|ing)|declin(?:e|ed|es|ing)|drop(?:s|ped|ping)?|f(?:a|e)ll(?:s|en|ing)?|"

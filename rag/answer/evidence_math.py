@@ -15,8 +15,8 @@ Contracts:
   largest one, the total), a per-share value (PER_SHARE words: an amount over a row of shares), the largest or
   smallest row (MOST / LEAST words, among rows of the same unit). Empty when it asks none of these.
 - ``formula_fact(cfg, question, pages, report_currency, company) -> str | None``: a computed figure of
-  :mod:`rag.answer.computed` (prompts/figures/formulas.toml: margins, ratios, effective tax rate...) when the
-  question names one and its operands are found, as :func:`rag.answer.computed.computed_reason` says it.
+  :mod:`rag.answer.computed.computed` (prompts/figures/formulas.toml: margins, ratios, effective tax rate...) when the
+  question names one and its operands are found, as :func:`rag.answer.computed.computed.computed_reason` says it.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .evidence_lines import Line
-from .formulas import question_years
+from .computed.formulas import question_years
 from .common.md_tables import column_year
 from .common.printed import parse_printed
 

@@ -154,7 +154,7 @@ class AnswerConfig(_Frozen):
     boolean_decision_max_tokens: int = Field(24, ge=8)  # '{"final_answer": true}' is ~7 tokens
     # Number questions asking for a ratio, margin, growth or average that reports do not print ("days payable
     # outstanding", "3 year average EBITDA margin", "2 year revenue CAGR"): computed in code from operand
-    # candidates (rag.answer.computed; formulas and operands in formulas_file, relative to the project root)
+    # candidates (rag.answer.computed.computed; formulas and operands in formulas_file, relative to the project root)
     # in each operand's year column of the top computed_pages pages; an operand missing -> the usual path.
     # Rounded as the question asks, else to computed_decimals. See RESULTS / notes issue 31 for the measure.
     computed_figures: bool = False

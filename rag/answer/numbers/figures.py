@@ -102,7 +102,7 @@ def build_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                      extra_aliases: tuple[str, ...] = (), any_label: bool = False) -> list[Candidate]:
     """Candidate figures of the question's metric from the tables of ``pages`` (module docstring);
     ``context_pages`` (default ``pages``) are searched for the dollar the report is presented in.
-    ``period_year`` (computed figures, :mod:`rag.answer.computed`): the column of that year instead of the
+    ``period_year`` (computed figures, :mod:`rag.answer.computed.computed`): the column of that year instead of the
     latest one; a table without it is skipped, and a table whose header names no year takes the years of
     the dated table above it on its page when their columns line up (a balance sheet split in two grids).
     ``extra_aliases``: more row-label patterns of the metric (as :data:`LABEL_ALIASES`). ``any_label``: every row

@@ -1,4 +1,4 @@
-"""Computed figures, part one: the formula lexicon and what a question asks (rag.answer.computed computes).
+"""Computed figures, part one: the formula lexicon and what a question asks (rag.answer.computed.computed computes).
 
 Contracts:
 - The lexicon (``answer.formulas_file``, TOML, see its header): operands (a line item's words and row-label
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ..core.config import RunConfig, project_path
+from ...core.config import RunConfig, project_path
 
 UNITS = ("share", "ratio", "times", "days", "money")
 FUNCTIONS = ("prev", "avg", "start")

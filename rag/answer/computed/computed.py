@@ -5,7 +5,7 @@ outstanding", "3 year average net profit margin", "2 year revenue CAGR"). A read
 returns some printed number; the right answer is arithmetic over printed line items of one or more years.
 
 Contracts:
-- The lexicon and what a question asks (``load_lexicon``, ``recognise`` -> :class:`Ask`): :mod:`rag.answer.formulas`
+- The lexicon and what a question asks (``load_lexicon``, ``recognise`` -> :class:`Ask`): :mod:`rag.answer.computed.formulas`
   (re-exported here).
 - ``find_operand(cfg, lexicon, name, year, pages, ...) -> Operand`` or :class:`Missing`: the best candidate
   of the line item in that year's column (:func:`rag.answer.numbers.figures.build_candidates` with ``period_year``;
@@ -32,9 +32,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..core.config import RunConfig
-from .common.context import CtxPage
-from .numbers.figures import NA, Candidate, _norm_label, aliases_for, build_candidates, dedupe, parse_tables, report_year
+from ...core.config import RunConfig
+from ..common.context import CtxPage
+from ..numbers.figures import NA, Candidate, _norm_label, aliases_for, build_candidates, dedupe, parse_tables, report_year
 from .formulas import METRIC, SPAN, Ask, Lexicon, lexicon_path, load_lexicon, recognise
 from .formulas import Formula  # noqa: F401 - re-exported with the names above (tests build asks by hand)
 
@@ -75,7 +75,7 @@ def find_operand(cfg: RunConfig, lexicon: Lexicon, name: str, year: int, pages: 
     sub = f"What is the {spec.phrase}?"
     cands = build_candidates(cfg, sub, pages, report_currency, company, period_year=year, extra_aliases=spec.labels)
     if cfg.answer.prose_candidates and year == page_year:  # sentences date figures to the report's year only
-        from .numbers.prose import prose_candidates
+        from ..numbers.prose import prose_candidates
 
         cands = dedupe(cands + prose_candidates(cfg, sub, pages, report_currency, company)[0])
     # A table row must be the line item (one of its label patterns, or the phrase's own words): "Gross
