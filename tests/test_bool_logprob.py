@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from rag.answer.bool_logprob import BooleanDecision, decide, p_true_call
+from rag.answer.booleans.bool_logprob import BooleanDecision, decide, p_true_call
 from rag.answer.common.context import CtxPage
 from rag.answer.fuse import answer_pages
 from rag.models.base import FakeLLM, LLMResult, Usage

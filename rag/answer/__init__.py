@@ -121,7 +121,7 @@ def answer_question(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: Ret
     calls = list(out.get("calls", [])) + [c for s in out.get("sub_answers", []) for c in s["calls"]]
     if out.get("pick_call"):
         calls.append(out["pick_call"])
-    # a boolean page's decision call (rag.answer.bool_logprob) reports its tokens as p_usage
+    # a boolean page's decision call (rag.answer.booleans.bool_logprob) reports its tokens as p_usage
     usages = [c.get("usage") or {} for c in calls] + [c.get("p_usage") or {} for c in calls]
     out["usage"] = {k: sum(int(u.get(k, 0) or 0) for u in usages) for k in ("prompt_tokens", "completion_tokens", "requests")}
     cost = sum(float(u.get("cost_usd", 0) or 0) for u in usages)

@@ -14,9 +14,9 @@ Contracts:
   question asking for a ratio, margin, growth or average is first computed in code
   (:func:`rag.answer.computed.answer_computed`); a missing operand falls back to the above, its reason kept
   in ``interpretation["computed"]``. A boolean question asking for the sign of a figure or the direction of
-  its change between two years is decided the same way (:mod:`rag.answer.computed_bool`), else as before.
+  its change between two years is decided the same way (:mod:`rag.answer.booleans.computed_bool`), else as before.
   With ``answer.boolean_p_true`` each boolean part also gets P(true) from the value token's log-probabilities
-  (:mod:`rag.answer.bool_logprob`; ``answer.boolean_decision`` says whether it or the reasoning decides).
+  (:mod:`rag.answer.booleans.bool_logprob`; ``answer.boolean_decision`` says whether it or the reasoning decides).
 - ``structured_call``, ``prompts_dir``: :mod:`rag.answer.common.calls` (figure_pick asks the model through them too).
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 from ..core.config import RunConfig
-from .bool_logprob import p_true_call
+from .booleans import p_true_call
 from .common.calls import prompts_dir, structured_call  # noqa: F401 - re-exported
 from .common.context import Counter, CtxPage, pack_parts
 from .common.focus import focus_pages
@@ -76,7 +76,7 @@ def _computed_answerer(kind: str):
 
         return answer_computed
     if kind == "boolean":
-        from .computed_bool import answer_computed_bool
+        from .booleans import answer_computed_bool
 
         return answer_computed_bool
     return None

@@ -19,7 +19,7 @@ from typing import Any
 from .numbers import figure_check as metric
 from .common import printed as nums
 from ..core.config import RunConfig
-from .bool_logprob import decide, p_decides
+from .booleans import decide, p_decides
 from .common.context import CtxPage
 from .common.prompts import NA
 

@@ -127,7 +127,7 @@ class AnswerConfig(_Frozen):
     # such page -> false. A question matching no topic is not checked.
     require_event_for_true: bool = False
     events_file: str = "prompts/checks/events.toml"
-    # Booleans from token log-probabilities (issue 28 item 5; rag.answer.bool_logprob): after each page's
+    # Booleans from token log-probabilities (issue 28 item 5; rag.answer.booleans.bool_logprob): after each page's
     # answering call, a second call with the same messages whose grammar is {"final_answer": boolean} reads
     # P(true) at the value token (rag.models.logprobs). A local server reuses the prompt it just evaluated, so
     # it costs a few tokens (and ~3.5 s of the server's own work on 2 cores, see boolean_reasoning).

@@ -227,7 +227,7 @@ def answer_computed(cfg: RunConfig, question: str, pages: list[CtxPage], report_
 
 def computed_reason(computed: dict[str, Any], value: Any) -> str:
     """One sentence saying how a computed answer was reached (``interpretation["computed"]`` of
-    :func:`answer_computed` or rag.answer.computed_bool): the formula, each operand as printed with its year,
+    :func:`answer_computed` or rag.answer.booleans.computed_bool): the formula, each operand as printed with its year,
     row label and 1-based page, and the result; "" when nothing was computed."""
     ops = computed.get("operands") or []
     if not ops:

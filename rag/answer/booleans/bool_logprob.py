@@ -18,10 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..core.config import RunConfig
-from ..models.logprobs import field_p_true
-from .common.calls import prompts_dir
-from .common.prompts import build_messages
+from ...core.config import RunConfig
+from ...models.logprobs import field_p_true
+from ..common.calls import prompts_dir
+from ..common.prompts import build_messages
 
 
 class BooleanDecision(BaseModel):
@@ -31,7 +31,7 @@ class BooleanDecision(BaseModel):
 
 def p_true_call(llm: Any, cfg: RunConfig, question: str, context: str) -> dict[str, Any]:
     """P(true) from one decision call (module contract)."""
-    from ..models.base import ModelError, StructuredOutputError
+    from ...models.base import ModelError, StructuredOutputError
 
     messages = build_messages("boolean", context, question, prompts_dir(cfg))
     t0 = time.perf_counter()

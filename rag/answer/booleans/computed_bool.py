@@ -31,11 +31,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.config import RunConfig
-from .computed.computed import Missing, Operand, evaluate, find_operand, operand_pages, top_pages_and_year
-from .common.context import CtxPage
-from .numbers.figures import NA
-from .computed.formulas import METRIC, SPAN, Ask, Formula, Lexicon, lexicon_path, load_lexicon, question_years, recognise
+from ...core.config import RunConfig
+from ..computed.computed import Missing, Operand, evaluate, find_operand, operand_pages, top_pages_and_year
+from ..common.context import CtxPage
+from ..numbers.figures import NA
+from ..computed.formulas import METRIC, SPAN, Ask, Formula, Lexicon, lexicon_path, load_lexicon, question_years, recognise
 
 UP = r"\b(?:increas(?:e|ed|es|ing)|grow(?:s|n|ing|th)?|grew|r(?:i|o)se[ns]?|risen|rising|higher)\b"
 DOWN = (r"\b(?:decreas(?:e|ed|es|ing)|declin(?:e|ed|es|ing)|drop(?:s|ped|ping)?|f(?:a|e)ll(?:s|en|ing)?|"
