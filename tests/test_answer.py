@@ -588,7 +588,7 @@ def test_concurrent_questions_give_the_same_answers_and_submission(make_cfg, tmp
 
 
 def test_a_short_name_becomes_the_full_name_the_pages_give():
-    from rag.answer.name_check import full_name
+    from rag.answer.names.name_check import full_name
 
     pages = ['On May 2, 2022 we acquired Surgical Innovation Associates, Inc. ("SIA"), a company making meshes.',
              "SIA's products are sold in the US.", "The merger with IAA, Inc. closed in March 2023. IAA brings ...",

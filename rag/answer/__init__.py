@@ -58,8 +58,8 @@ def _clean_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _full_name(res: dict[str, Any], pages: list[CtxPage]) -> dict[str, Any]:
-    """A name answer as the retrieved pages name it in full ("IAA" -> "IAA, Inc.", rag.answer.name_check)."""
-    from .name_check import full_name
+    """A name answer as the retrieved pages name it in full ("IAA" -> "IAA, Inc.", rag.answer.names.name_check)."""
+    from .names import full_name
 
     v = res["value"]
     if not isinstance(v, str) or v == NA:
@@ -155,7 +155,7 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
             versions.append(choose_version(prompts_dir(cfg)))
     if (cfg.answer.require_event_near_name and q.kind in ("name", "names")) or \
             (cfg.answer.require_event_for_true and q.kind == "boolean"):  # its events file
-        from .event_check import events_version
+        from .names import events_version
 
         versions.append(events_version(cfg))
     if cfg.answer.computed_figures and ("number" in kinds or "boolean" in kinds):  # its formula lexicon

@@ -113,7 +113,7 @@ class AnswerConfig(_Frozen):
     prose_max_candidates: int = Field(4, ge=1)
     # Names / name questions about an event (leadership changes, product launches, acquisitions): keep a name
     # only where a context page prints it within event_window_words words of a word stating the event
-    # (rag.answer.event_check; words per topic in events_file, relative to the project root); none kept -> N/A.
+    # (rag.answer.names.event_check; words per topic in events_file, relative to the project root); none kept -> N/A.
     # The 1.5B reader otherwise lists the executive officers, product tables or subsidiaries. erc2-dev +
     # erc2-val, the 14 names/name questions: 8.43 -> 17.03 of 21 (8 gained, 0 lost; see RESULTS.md, issue 19).
     require_event_near_name: bool = True

@@ -26,9 +26,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ..core.config import RunConfig, project_path
-from ..core.questions import search_text
-from ..core.topic_file import read_topics
+from ...core.config import RunConfig, project_path
+from ...core.questions import search_text
+from ...core.topic_file import read_topics
 
 _TOKEN = re.compile(r"\S+")
 

@@ -27,7 +27,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .common.prompts import NA
+from ..common.prompts import NA
 
 _WORD = re.compile(r"\w+")
 _LINE_HYPHEN = re.compile(r"(\w)-\s*\n\s*(\w)")  # "Exec-\nutive" -> "Executive"
@@ -53,7 +53,7 @@ def printed_on(name: str, texts: Iterable[str]) -> bool:
 
 def example_answers(prompts_dir: Path | str) -> frozenset[tuple[str, ...]]:
     """See module docstring (the examples as rag.answer.common.example_check reads them)."""
-    from .common.example_check import example_blocks
+    from ..common.example_check import example_blocks
 
     out: set[tuple[str, ...]] = set()
     for _, ans in example_blocks(prompts_dir):
