@@ -96,7 +96,7 @@ def answer_question(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: Ret
     else:
         out["prompt_version"] = {q.kind: prompt_version(q.kind, prompts_dir(cfg))}
         if q.kind == "text" and cfg.answer.text_from_evidence:  # the pick / write prompts answer it (issue 48)
-            from .text_evidence import text_version
+            from .text import text_version
 
             out["prompt_version"]["text_evidence"] = text_version(prompts_dir(cfg))
         if not sha1s:
@@ -163,9 +163,9 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
 
         versions.append(lexicon_version(cfg))
     evidence = cfg.answer.text_from_evidence and q.kind == "text"
-    if evidence:  # the pick / write prompts (rag.answer.text_evidence) and the formulas its facts reuse
+    if evidence:  # the pick / write prompts (rag.answer.text.text_evidence) and the formulas its facts reuse
         from .computed import lexicon_version
-        from .text_evidence import text_version
+        from .text import text_version
 
         versions += [text_version(prompts_dir(cfg)), lexicon_version(cfg)]
     if any(cfg.answer.focus_tokens.get(k) for k in kinds) or evidence or \

@@ -53,7 +53,7 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
     settling part ends the loop (names always reads every part).
     """
     if kind == "text" and cfg.answer.text_from_evidence:  # evidence lines picked, then written (issue 48)
-        from .text_evidence import answer_text
+        from .text import answer_text
 
         return answer_text(llm, cfg, question, pages, report_currency, counter, company)
     computed: dict[str, Any] | None = None

@@ -134,7 +134,7 @@ def _part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[Ctx
         return info["value"], info
     v = parsed.get("final_answer")
     if kind == "text":
-        from .text_kind import text_value
+        from .text import text_value
 
         return text_value(v), {}
     if kind == "names":

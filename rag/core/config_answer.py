@@ -161,7 +161,7 @@ class AnswerConfig(_Frozen):
     computed_pages: int = Field(10, ge=1)
     computed_decimals: int = Field(4, ge=0)
     formulas_file: str = "prompts/figures/formulas.toml"
-    # Open (text) answers built from their evidence (issue 48, rag.answer.text_evidence): the reader first picks
+    # Open (text) answers built from their evidence (issue 48, rag.answer.text.text_evidence): the reader first picks
     # the numbered sentences / table rows (with their table's period columns) of the top text_evidence_pages
     # pages that answer, then writes at most three sentences from those lines alone and the changes, shares and
     # per-share values computed from them in code; a sentence stating a figure printed in none of them is

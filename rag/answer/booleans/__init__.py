@@ -7,7 +7,7 @@ figure's sign or change, else the :func:`rag.answer.fuse.answer_pages` result sh
 question, context)`` (in :mod:`.bool_logprob`): one page's P(true) call; ``decide`` / ``p_decides``: whether
 P(true) or the reasoning decides a page's yes/no (what :mod:`rag.answer.interpret` applies).
 
-Imports :mod:`rag.answer.common` and :mod:`rag.answer.computed` of the stage.
+Imports :mod:`rag.answer.common`, :mod:`rag.answer.numbers` and :mod:`rag.answer.computed` of the stage.
 """
 from .bool_logprob import decide, p_decides, p_true_call
 from .computed_bool import answer_computed_bool

@@ -50,7 +50,7 @@ def _blocks(stamp: tuple[tuple[str, float], ...]) -> tuple[tuple[str, dict], ...
 
 def example_blocks(prompts_dir: Path | str) -> tuple[tuple[str, dict], ...]:
     """See module docstring."""
-    # prompts/text/: the evidence pick / write prompts of text answers (rag.answer.text_evidence)
+    # prompts/text/: the evidence pick / write prompts of text answers (rag.answer.text.text_evidence)
     files = sorted((Path(prompts_dir) / "examples").glob("*.txt")) + sorted((Path(prompts_dir) / "text").glob("*.txt"))
     return _blocks(tuple((str(p), p.stat().st_mtime) for p in files))
 

@@ -110,7 +110,7 @@ class ComparativeAnswer(_AnswerBase):
 
 
 class TextAnswer(_AnswerBase):
-    """The ``text`` kind (issue 31): a short free-text answer; trimmed in code by rag.answer.text_kind."""
+    """The ``text`` kind (issue 31): a short free-text answer; trimmed in code by rag.answer.text.text_kind."""
     final_answer: str
 
 

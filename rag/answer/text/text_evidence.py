@@ -1,11 +1,11 @@
 """Open (text) answers built from their evidence (issue 48 item 4, ``answer.text_from_evidence``).
 
 Two short calls instead of one free answer over whole pages:
-1. pick: the reader gets the numbered candidate lines of the top pages (rag.answer.evidence_lines: sentences and
+1. pick: the reader gets the numbered candidate lines of the top pages (rag.answer.text.evidence_lines: sentences and
    table rows with their table's title and period columns) and lists the ones that answer the question
    (prompts/text/pick.txt). None -> N/A without a second call. Else the table row closest to the question in
    meaning joins the pick (the small reader passes over the row holding the figure).
-2. write: it gets only the picked lines and the figures computed from them in code (rag.answer.evidence_math:
+2. write: it gets only the picked lines and the figures computed from them in code (rag.answer.text.evidence_math:
    changes, shares, per-share values, the largest / smallest line, and the project's computed figures of
    prompts/figures/formulas.toml), and writes at most three sentences (prompts/text/write.txt).
 A sentence of the answer stating a figure printed neither in the picked lines, nor in a computed fact, nor in
@@ -31,12 +31,12 @@ from typing import Any
 
 from pydantic import BaseModel, field_validator
 
-from ..core.config import RunConfig
-from .common.calls import prompt_sections, prompts_dir, structured_call
-from .common.context import Counter, CtxPage
+from ...core.config import RunConfig
+from ..common.calls import prompt_sections, prompts_dir, structured_call
+from ..common.context import Counter, CtxPage
 from .evidence_lines import Line, candidate_lines, format_lines
 from .evidence_math import computed_facts, formula_fact
-from .common.prompts import NA
+from ..common.prompts import NA
 from .text_kind import MAX_SENTENCES, _SENTENCE_END, text_value
 
 PROMPT_FILES = {"pick": ("system", "lines", "question", "answer"), "write": ("system", "evidence", "question", "answer")}
@@ -134,7 +134,7 @@ def _evidence_text(lines: list[Line]) -> str:
 def answer_text(llm: Any, cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
                 counter: Counter, company: str = "") -> dict[str, Any]:
     """See module docstring."""
-    from .common.example_check import copied
+    from ..common.example_check import copied
 
     pdir = prompts_dir(cfg)
     shown = candidate_lines(cfg, question, pages, counter, company)

@@ -1,5 +1,5 @@
 """Candidate evidence lines of an open (text) answer: the sentences and table rows of the context pages that
-name the question's topic, numbered, for the reader to pick from (rag.answer.text_evidence).
+name the question's topic, numbered, for the reader to pick from (rag.answer.text.text_evidence).
 
 Why: asked for a free answer over whole pages, the 1.5B reader quoted a figure from the wrong row or year (a
 segment table read as another segment, a tax rate from another line). Shown one short numbered list where each
@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..core.config import RunConfig
-from .common.context import Counter, CtxPage
-from .common.focus import _segment_terms, _segments, topic_terms_for
-from .common.md_tables import parse_tables
+from ...core.config import RunConfig
+from ..common.context import Counter, CtxPage
+from ..common.focus import _segment_terms, _segments, topic_terms_for
+from ..common.md_tables import parse_tables
 
 LINE_CHARS = 320  # a long sentence is cut here: the list stays short for a 1.5B reader
 TITLE_CREDIT = 0.5  # a term in the table's title / header counts half a term on the row itself
@@ -97,7 +97,7 @@ def _rank_by_meaning(cfg: RunConfig, question: str, lines: list[Line]) -> None:
     topic-term score (ties)."""
     if not lines:
         return
-    from ..index import query_cosines
+    from ...index import query_cosines
 
     for ln, sim in zip(lines, query_cosines(cfg, question, [_meaning_text(ln) for ln in lines])):
         ln.score = float(sim) + ln.score / 100

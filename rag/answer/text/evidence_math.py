@@ -1,5 +1,5 @@
 """Figures an open (text) answer states that no row prints: changes, differences, shares, per-share values and
-the largest / smallest of the picked rows, computed in code from the evidence rows (rag.answer.text_evidence).
+the largest / smallest of the picked rows, computed in code from the evidence rows (rag.answer.text.text_evidence).
 
 Why: the 1.5B reader computing in prose got a share or a per-share value wrong, and read "the largest" off the
 wrong row. Here each fact is one sentence with its operands as printed, their period columns and the result;
@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .evidence_lines import Line
-from .computed.formulas import question_years
-from .common.md_tables import column_year
-from .common.printed import parse_printed
+from ..computed.formulas import question_years
+from ..common.md_tables import column_year
+from ..common.printed import parse_printed
 
 CHANGE = re.compile(r"\b(chang|increas|decreas|grow|growth|grew|declin|drop|fell|fall|rose|rise|differ|compar"
                     r"|between|improv|trend|shrunk|shrink)", re.I)
@@ -143,7 +143,7 @@ def computed_facts(question: str, lines: list[Line]) -> list[str]:
 
 def formula_fact(cfg: Any, question: str, pages: list, report_currency: str | None, company: str = "") -> str | None:
     """See module docstring."""
-    from .computed import answer_computed, computed_reason
+    from ..computed import answer_computed, computed_reason
 
     res = answer_computed(cfg, question, pages, report_currency, company)
     if res is None or res["value"] in (None, "N/A"):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .common.prompts import NA, TextAnswer  # noqa: F401 - TextAnswer re-exported for callers of this module
+from ..common.prompts import NA, TextAnswer  # noqa: F401 - TextAnswer re-exported for callers of this module
 
 MAX_SENTENCES = 3
 # A sentence ends at . ! ? followed by space and a capital/digit; "U.S." or "2.5%" do not end one.
