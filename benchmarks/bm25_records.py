@@ -1,5 +1,5 @@
 """Stage-05-like records from BM25 alone, in memory, for number questions (a stand-in when a run has
-01..03 but no stage-04 dense index yet; used to measure rag.answer.figures on erc2-val).
+01..03 but no stage-04 dense index yet; used to measure rag.answer.numbers.figures on erc2-val).
 
     .venv/bin/python benchmarks/bm25_records.py --data ../main/data/erc2-val --run-in figsample --run-out figval_bm25
 

@@ -1,4 +1,4 @@
-"""Benchmark computed figures (rag.answer.computed) on FinanceBench number questions, on ORACLE pages.
+"""Benchmark computed figures (rag.answer.computed.computed) on FinanceBench number questions, on ORACLE pages.
 
     .venv/bin/python benchmarks/computed.py [--data data/fb-dev] [--cache outputs/bench-computed/pages.json]
         [--preset offline] [--set K=V] [--show]
@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rag.answer.formulas import load_lexicon, lexicon_path, recognise  # noqa: E402
-from rag.answer.context import CtxPage  # noqa: E402
+from rag.answer.computed.formulas import load_lexicon, lexicon_path, recognise  # noqa: E402
+from rag.answer.common.context import CtxPage  # noqa: E402
 from rag.answer.fuse import answer_pages  # noqa: E402
 from rag.core.artifacts import write_json_atomic  # noqa: E402
 from rag.core.config import load_config  # noqa: E402
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     texts = {} if a.run else oracle_pages(ds, answers, Path(a.cache), cfg_on, a.neighbours)
     if a.run:
-        from rag.answer.context import candidates_by_report, merged_pages
+        from rag.answer.common.context import candidates_by_report, merged_pages
         from rag.retrieve import load_retrievals
 
         records = load_retrievals(cfg_on.path("outputs_dir") / a.run)  # a run's name or folder

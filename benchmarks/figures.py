@@ -1,4 +1,4 @@
-"""Benchmark table candidates for number questions (rag.answer.figures) on a dataset with gold answers.
+"""Benchmark table candidates for number questions (rag.answer.numbers.figures) on a dataset with gold answers.
 
     .venv/bin/python benchmarks/figures.py --run dev --data ../shared/erc2-dev [--outputs ../main/outputs]
         [--preset offline] [--set K=V] [--ks 0,10] [--show] [--llm [--variants pick,pick_fb] [--baseline] [--limit N]]
@@ -31,13 +31,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pandas as pd  # noqa: E402
 
-from rag.answer import figure_pick, figures  # noqa: E402
+from rag.answer.numbers import figure_pick, figures  # noqa: E402
 from rag.core.config import load_config  # noqa: E402
-from rag.answer.context import candidates_by_report, merged_pages, pack_parts, report_or_none  # noqa: E402
+from rag.answer.common.context import candidates_by_report, merged_pages, pack_parts, report_or_none  # noqa: E402
 from rag.retrieve import load_retrieval  # noqa: E402
 from rag.core.dataset import load_dataset  # noqa: E402
 from rag.answer.fuse import prompts_dir  # noqa: E402
-from rag.answer.prompts import NA, build_messages, format_context  # noqa: E402
+from rag.answer.common.prompts import NA, build_messages, format_context  # noqa: E402
 from rag.evaluate.scoring import is_na, score_answer, score_number  # noqa: E402
 
 ALL_CANDIDATES = 1000  # "all candidates": the list before it is cut to answer.figure_max_candidates
@@ -65,7 +65,7 @@ _CLEAN: dict[str, dict[int, str]] = {}
 def _gold_pages(cfg, refs):
     """CtxPages of gold (sha1, page) refs from the run's 02_clean (those whose report is there)."""
     from rag.core.artifacts import read_json
-    from rag.answer.context import CtxPage
+    from rag.answer.common.context import CtxPage
 
     out = []
     for sha1, page in refs:

@@ -21,9 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.answer.bool_logprob import BooleanDecision  # noqa: E402
-from rag.answer.calls import prompts_dir  # noqa: E402
-from rag.answer.prompts import SCHEMAS, build_messages, format_context  # noqa: E402
+from rag.answer.booleans.bool_logprob import BooleanDecision  # noqa: E402
+from rag.answer.common.calls import prompts_dir  # noqa: E402
+from rag.answer.common.prompts import SCHEMAS, build_messages, format_context  # noqa: E402
 from rag.core.config import load_config  # noqa: E402
 from rag.models import llama_logits, weights  # noqa: E402
 from rag.models.logprobs import field_p_true  # noqa: E402

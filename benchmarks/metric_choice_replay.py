@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rag.answer import load_answers  # noqa: E402
-from rag.answer.metric_choice import decide  # noqa: E402
+from rag.answer.numbers.metric_choice import decide  # noqa: E402
 from rag.core.dataset import load_dataset  # noqa: E402
 from rag.evaluate.halves import half_texts  # noqa: E402
 from rag.evaluate.scoring import score_number  # noqa: E402

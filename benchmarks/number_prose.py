@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.answer.context import CtxPage  # noqa: E402
+from rag.answer.common.context import CtxPage  # noqa: E402
 from rag.answer.fuse import answer_pages  # noqa: E402
 from rag.core.dataset import load_dataset  # noqa: E402
 from rag.index import bm25_tokens  # noqa: E402

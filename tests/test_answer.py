@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from rag.answer import numbers as nums
+from rag.answer.common import printed as nums
 from rag.answer import comparison_direction, run_answer
 from rag.core.artifacts import read_json, read_jsonl
 from rag.core.stage import Stage
 from rag.core.dataset import Dataset, Question, Report
 from rag.models.base import FakeLLM, StructuredOutputError
-from rag.answer.prompts import (PROMPTS_DIR, SCHEMAS, BooleanAnswer, NameAnswer, NamesAnswer, NumberAnswer,
+from rag.answer.common.prompts import (PROMPTS_DIR, SCHEMAS, BooleanAnswer, NameAnswer, NamesAnswer, NumberAnswer,
                          build_messages, prompt_version)
 
 A, B = "a" * 40, "b" * 40
@@ -471,7 +471,7 @@ def test_finalize_references_rules(make_cfg):
 
 
 def test_missing_or_malformed_prompt_file_named(tmp_path):
-    from rag.answer.prompts import PromptError
+    from rag.answer.common.prompts import PromptError
 
     copy = tmp_path / "prompts"
     shutil.copytree(PROMPTS_DIR, copy)
@@ -588,7 +588,7 @@ def test_concurrent_questions_give_the_same_answers_and_submission(make_cfg, tmp
 
 
 def test_a_short_name_becomes_the_full_name_the_pages_give():
-    from rag.answer.name_check import full_name
+    from rag.answer.names.name_check import full_name
 
     pages = ['On May 2, 2022 we acquired Surgical Innovation Associates, Inc. ("SIA"), a company making meshes.',
              "SIA's products are sold in the US.", "The merger with IAA, Inc. closed in March 2023. IAA brings ...",

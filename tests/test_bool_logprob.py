@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-from rag.answer.bool_logprob import BooleanDecision, decide, p_true_call
-from rag.answer.context import CtxPage
+from rag.answer.booleans.bool_logprob import BooleanDecision, decide, p_true_call
+from rag.answer.common.context import CtxPage
 from rag.answer.fuse import answer_pages
 from rag.models.base import FakeLLM, LLMResult, Usage
 from rag.models.logprobs import field_p_true

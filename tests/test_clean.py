@@ -186,7 +186,7 @@ def test_detect_unit_priority_and_sources():
 
 
 def test_unit_line_is_read_back_by_the_answer_stage():
-    from rag.answer.numbers import scale_from_text
+    from rag.answer.common.printed import scale_from_text
 
     u = units.detect_unit("Consolidated income statement\n(in thousands, except per share data)", ["", "2024"],
                           "", [], ["$ 12"], "USD")

@@ -1,12 +1,12 @@
-"""rag.answer.computed: ratios, margins, growth and averages computed in code from operand candidates."""
+"""rag.answer.computed.computed: ratios, margins, growth and averages computed in code from operand candidates."""
 from __future__ import annotations
 
 import pytest
 
-from rag.answer import computed as C
-from rag.answer.context import CtxPage
+from rag.answer.computed import computed as C
+from rag.answer.common.context import CtxPage
 from rag.answer.fuse import answer_pages
-from rag.answer.grid_context import years_above
+from rag.answer.numbers.grid_context import years_above
 from rag.core.config import project_path
 
 A = "b" * 40
@@ -278,7 +278,7 @@ def test_the_06_debug_record_carries_formula_operands_and_references(make_cfg):
 
 
 def test_computed_reason_names_formula_operands_pages_and_result():
-    from rag.answer.computed import computed_reason
+    from rag.answer.computed.computed import computed_reason
     from rag.ask import _reason
 
     comp = {"formula": "net working capital", "operands": [

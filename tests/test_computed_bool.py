@@ -1,11 +1,11 @@
-"""rag.answer.computed_bool: yes/no questions decided from computed figures (sign, change between two years)."""
+"""rag.answer.booleans.computed_bool: yes/no questions decided from computed figures (sign, change between two years)."""
 from __future__ import annotations
 
 import pytest
 
-from rag.answer import computed as C
-from rag.answer.computed_bool import answer_computed_bool, recognise_bool
-from rag.answer.context import CtxPage
+from rag.answer.computed import computed as C
+from rag.answer.booleans.computed_bool import answer_computed_bool, recognise_bool
+from rag.answer.common.context import CtxPage
 from rag.answer.fuse import answer_pages
 from rag.core.config import project_path
 

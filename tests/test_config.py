@@ -122,7 +122,7 @@ def test_the_seed_and_the_passage_prefix_enter_the_keys_they_change():
 
 
 def test_a_submissions_identity_is_set_in_the_answer_section():
-    from rag.answer.submission import build_submission
+    from rag.answer.common.submission import build_submission
     cfg = load_config("offline", overrides={"answer.team_email": "me@example.org", "answer.submission_name": "mine"})
     sub = build_submission([], cfg.answer.team_email, cfg.answer.submission_name).model_dump()
     assert (sub["team_email"], sub["submission_name"]) == ("me@example.org", "mine")

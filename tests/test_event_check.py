@@ -1,10 +1,10 @@
-"""Names answers must be printed next to words of the asked event (rag.answer.event_check)."""
+"""Names answers must be printed next to words of the asked event (rag.answer.names.event_check)."""
 from __future__ import annotations
 
 import pytest
 
-from rag.answer.context import CtxPage
-from rag.answer.event_check import EventsError, check_names, event_topics, name_has_event
+from rag.answer.common.context import CtxPage
+from rag.answer.names.event_check import EventsError, check_names, event_topics, name_has_event
 from rag.answer.interpret import part_value
 
 SHA = "a" * 40

@@ -1,15 +1,15 @@
-"""rag.answer.figures: number answers from table candidates (labels, latest period, units, currency, the pick)."""
+"""rag.answer.numbers.figures: number answers from table candidates (labels, latest period, units, currency, the pick)."""
 from __future__ import annotations
 
 import pytest
 
-from rag.answer import figure_pick as P
-from rag.answer import figures as F
-from rag.answer import figure_check as metric
-from rag.answer.context import CtxPage
+from rag.answer.numbers import figure_pick as P
+from rag.answer.numbers import figures as F
+from rag.answer.numbers import figure_check as metric
+from rag.answer.common.context import CtxPage
 from rag.answer.fuse import answer_pages
 from rag.models.base import FakeLLM
-from rag.answer.prompts import NumberAnswer
+from rag.answer.common.prompts import NumberAnswer
 
 A = "a" * 40
 COUNT = lambda t: len(t) // 4  # noqa: E731
@@ -383,7 +383,7 @@ def test_a_count_question_takes_no_money_row(make_cfg):
 
 
 def test_an_initialism_of_the_metric_names_it():
-    from rag.answer import figure_check as FC
+    from rag.answer.numbers import figure_check as FC
 
     q = ("What was the value of Net asset value per Ordinary share (pence) of Acme plc at the end of the period "
          "listed in annual report? If data is not available, return 'N/A'.")
@@ -407,7 +407,7 @@ def test_a_programmes_row_not_the_companys_total(make_cfg):
           "| VP-102 | $ 3,474 | $ 6,174 |\n| VP-315 | 2,955 | 3,825 |")
     cands = F.build_candidates(cfg_(make_cfg), q, [pg(md)], "USD", "Acme Corp")
     assert [c.value for c in cands] == [3_474_000]
-    from rag.answer import figure_check as FC
+    from rag.answer.numbers import figure_check as FC
 
     assert FC.named_words(q, "Acme Corp") == ["vp-102"]  # "Research" starts the metric: not a name
 
@@ -425,7 +425,7 @@ def test_the_statement_page_05_added_wins_a_tie(make_cfg):
 def test_per_share_and_net_qualifiers_on_labels(make_cfg):
     q = ("What was the value of Net asset value per Ordinary share (pence) of Acme plc at the end of the period "
          "listed in annual report? If data is not available, return 'N/A'.")
-    from rag.answer import numbers as nums
+    from rag.answer.common import printed as nums
 
     assert nums.asks_per_share(q) and not nums.asks_per_share(Q_REV)
     md = ("Table: T — values in thousands of GBP\n| | 2022 | 2021 |\n|---|---|---|\n"

@@ -1,7 +1,7 @@
-"""Focused reading (rag.answer.focus): pages cut to the lines on the question's topic."""
+"""Focused reading (rag.answer.common.focus): pages cut to the lines on the question's topic."""
 from __future__ import annotations
 
-from rag.answer.focus import focus_text, topic_terms_for
+from rag.answer.common.focus import focus_text, topic_terms_for
 from rag.core.config import load_config
 
 COUNT = lambda t: len(t.split())  # noqa: E731  one token per word

@@ -175,6 +175,38 @@ def test_no_package_cycles():
     assert not found, "package cycles:\n  " + "\n  ".join(" <-> ".join(c) for c in found)
 
 
+def subpackage_graph(graph: dict[str, set[str]], pkg: str) -> dict[str, set[str]]:
+    """``{part: parts it imports}`` inside package ``pkg`` (``rag.answer``): a part is a sub-package
+    (``rag.answer.numbers``) or one of ``pkg``'s own top-level modules (``rag.answer.fuse``, the package itself)."""
+    depth = pkg.count(".") + 2
+
+    def part(m: str) -> str:
+        return ".".join(m.split(".")[:depth])
+
+    out: dict[str, set[str]] = {}
+    for a, targets in graph.items():
+        if a == pkg or a.startswith(pkg + "."):
+            out.setdefault(part(a), set()).update(part(b) for b in targets
+                                                  if (b == pkg or b.startswith(pkg + ".")) and part(b) != part(a))
+    return out
+
+
+def test_answer_paths_sit_below_the_dispatcher():
+    """Stage 06's sub-packages (issue 47 item 2): the answer paths (``rag.answer.numbers``, ``computed``,
+    ``booleans``, ``text``, ``names``) and what they share (``rag.answer.common``) never import the stage's
+    top-level modules (the dispatcher: ``__init__``, ``fuse``, ``interpret``, ``comparative``); ``common``
+    imports no path; no two parts import each other, even through others."""
+    g = imports(modules())
+    sub = subpackage_graph(g, "rag.answer")
+    subpackages = {m for m, p in modules().items() if p.name == "__init__.py" and m.count(".") == 2
+                   and m.startswith("rag.answer.")}
+    bad = [f"{a} -> {b}" for a in sorted(subpackages) for b in sorted(sub.get(a, ())) if b not in subpackages]
+    assert not bad, "an answer path imports the dispatcher:\n  " + "\n  ".join(bad)
+    assert not sub.get("rag.answer.common"), f"rag.answer.common imports {sorted(sub['rag.answer.common'])}"
+    found = cycles(sub)
+    assert not found, "sub-package cycles:\n  " + "\n  ".join(" <-> ".join(c) for c in found)
+
+
 def test_views_sit_above_the_stages_and_below_the_pipeline():
     """The order itself: a stage may not import a view, a view may import any stage, the pipeline a view."""
     g = {"rag.parse": {"rag.views"}, "rag.views": {"rag.evaluate", "rag.pipeline"}, "rag.pipeline": {"rag.views"},

@@ -1,5 +1,5 @@
-"""rag.answer.figure_check: does the line printing a number answer's figure name the metric asked for?"""
-from rag.answer import figure_check as metric
+"""rag.answer.numbers.figure_check: does the line printing a number answer's figure name the metric asked for?"""
+from rag.answer.numbers import figure_check as metric
 
 Q_CFO = ("According to the annual report, what is the Cash flow from operations (in USD) for Acme Widgets, "
          "Inc. (within the last period or at the end of the last period)? If data is not available, return 'N/A'.")

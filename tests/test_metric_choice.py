@@ -1,4 +1,4 @@
-"""Numbers matched by meaning (rag.answer.metric_choice): the asked metric, every figure as a candidate, the
+"""Numbers matched by meaning (rag.answer.numbers.metric_choice): the asked metric, every figure as a candidate, the
 embedder's shortlist, the reader's choice read as probabilities, the threshold, and the hook in the table
 pick; a real model server answers the choice call with log-probabilities (llm mark)."""
 from __future__ import annotations
@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from rag.answer import metric_choice as mc
-from rag.answer.context import CtxPage
-from rag.answer.figure_pick import answer_from_tables
+from rag.answer.numbers import metric_choice as mc
+from rag.answer.common.context import CtxPage
+from rag.answer.numbers.figure_pick import answer_from_tables
 from rag.models.base import LLMResult, Usage
 from rag.models.logprobs import field_choice_probs
 

@@ -1,13 +1,13 @@
-"""rag.answer.prose: figures printed in sentences as candidates (metric words, period, unit, checks) and the
-one picker over table and prose candidates (rag.answer.figure_pick)."""
+"""rag.answer.numbers.prose: figures printed in sentences as candidates (metric words, period, unit, checks) and the
+one picker over table and prose candidates (rag.answer.numbers.figure_pick)."""
 from __future__ import annotations
 
 import pandas as pd
 
-from rag.answer import figure_pick as P
-from rag.answer import numbers as nums
-from rag.answer import prose
-from rag.answer.context import CtxPage
+from rag.answer.numbers import figure_pick as P
+from rag.answer.common import printed as nums
+from rag.answer.numbers import prose
+from rag.answer.common.context import CtxPage
 from rag.answer.fuse import answer_pages
 from rag.models.base import FakeLLM
 
@@ -170,7 +170,7 @@ def test_figures_that_are_names_ranges_shares_changes_or_earlier_are_dropped(mak
 
 
 def test_the_report_year_is_the_most_named_period_end(make_cfg):
-    from rag.answer.prose_period import page_year
+    from rag.answer.numbers.prose_period import page_year
 
     text = ("As of December 31, 2022, we had 18 employees. For the year ended December 31, 2022, revenue grew. "
             "Our bonds mature as of December 31, 2035.")
@@ -202,7 +202,7 @@ def test_the_noun_after_a_count_names_what_the_question_counts(make_cfg):
 def test_noun_fit_takes_the_noun_only_with_the_metrics_other_words():
     import re
 
-    from rag.answer.prose_counts import noun_fit
+    from rag.answer.numbers.prose_counts import noun_fit
     counted = (re.compile(r"\s+(?:[\w-]+\s+){0,3}?\b(?:tankers\b)", re.I), {"crude"})
     assert noun_fit((0.5, 3), counted, " Suezmax tankers", lambda rest: None) == (0.5, 3)  # "crude" not named
     assert noun_fit((0.5, 3), counted, " Suezmax tankers", lambda rest: (1.0, 1)) == (1.0, 1)

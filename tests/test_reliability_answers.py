@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from rag.answer import na_record
-from rag.answer.context import CtxPage
-from rag.answer.example_check import copied, example_blocks
+from rag.answer.common.context import CtxPage
+from rag.answer.common.example_check import copied, example_blocks
 from rag.answer.interpret import part_value
-from rag.answer.submission import build_submission
+from rag.answer.common.submission import build_submission
 from rag.ask import filing_lines, infer_kind
 from rag.core.config import PROJECT_ROOT
 from rag.core.dataset import Question

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from rag.answer.submission import SubmissionError, build_submission, export_value, validate_submission, write_submission
+from rag.answer.common.submission import SubmissionError, build_submission, export_value, validate_submission, write_submission
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 

@@ -1,4 +1,4 @@
-"""Open (text) answers built from their evidence (rag.answer.text_evidence, issue 48 item 4): the numbered
+"""Open (text) answers built from their evidence (rag.answer.text.text_evidence, issue 48 item 4): the numbered
 candidate lines with their table's period columns, the changes / shares / largest line computed in code, the
 figure check on the written sentences, N/A without evidence, the example-copy check, the switch and the key."""
 from __future__ import annotations
@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from rag.answer import evidence_math as em
-from rag.answer.context import CtxPage
-from rag.answer.evidence_lines import candidate_lines, format_lines
-from rag.answer.text_evidence import answer_text, supported
+from rag.answer.text import evidence_math as em
+from rag.answer.common.context import CtxPage
+from rag.answer.text.evidence_lines import candidate_lines, format_lines
+from rag.answer.text.text_evidence import answer_text, supported
 from rag.models.base import LLMResult, Usage
 
 SHA = "e" * 40
@@ -168,7 +168,7 @@ def test_the_row_closest_in_meaning_joins_the_readers_pick(make_cfg):
 
 
 def test_no_year_is_read_from_a_period_spanning_several_columns():
-    from rag.answer.evidence_lines import Line
+    from rag.answer.text.evidence_lines import Line
 
     page = CtxPage(SHA, 25, "", 0)
     spanned = Line(page, "row", "Total Company", columns=["", "2024", "", "", "2023", ""], label="Total Company",

@@ -1,13 +1,13 @@
-"""The short-text answer kind (rag.answer.text_kind) and its hooks: schema, prompt, interpretation,
+"""The short-text answer kind (rag.answer.text.text_kind) and its hooks: schema, prompt, interpretation,
 submission, kind inference."""
 from __future__ import annotations
 
 import pytest
 
 from rag.answer.interpret import part_value
-from rag.answer.prompts import SCHEMAS, build_messages, prompt_version
-from rag.answer.submission import build_submission
-from rag.answer.text_kind import MAX_SENTENCES, text_value
+from rag.answer.common.prompts import SCHEMAS, build_messages, prompt_version
+from rag.answer.common.submission import build_submission
+from rag.answer.text.text_kind import MAX_SENTENCES, text_value
 from rag.ask import infer_kind
 from rag.core.config import load_config
 

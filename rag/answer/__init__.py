@@ -11,13 +11,13 @@ Contracts:
   invocation, the manifest's ``llm_server`` says what it logged about itself (``logits_patch``:
   "installed" / "refused (version X)", :func:`rag.models.server_notes`).
 - ``answer_question(llm, cfg, ds, q, rec, counter)`` -> the debug record of one question.
-- The parts, one module each: reading 05 records and packing the context (:mod:`rag.answer.context`),
+- The parts, one module each: reading 05 records and packing the context (:mod:`rag.answer.common.context`),
   asking the model and fusing part answers (:mod:`rag.answer.fuse`, ``answer_pages``), interpreting answers
   and references (:mod:`rag.answer.interpret`), comparative questions (:mod:`rag.answer.comparative`).
 
 Pages: ``page`` is 1-based everywhere here; the context labels pages 1..n in rank order ("=== Page
 N ==="), the model cites those labels and they are mapped back to (sha1, page). Only
-``rag.answer.submission`` converts to the 0-based ``page_index``.
+``rag.answer.common.submission`` converts to the 0-based ``page_index``.
 """
 from __future__ import annotations
 
@@ -27,13 +27,13 @@ from typing import Any
 
 import pandas as pd
 
-from . import numbers as nums
+from .common import printed as nums
 from ..core.artifacts import hash_key, read_json, run_dir_of
 from ..core.stage import Stage
 # comparison_direction, CtxPage, finalize_references: re-exported, tests import them from rag.answer.
 from .comparative import answer_comparative, comparison_direction  # noqa: F401
 from ..core.config import RunConfig
-from .context import Counter, CtxPage, candidates_by_report, merged_pages, page_row, report_or_none  # noqa: F401
+from .common.context import Counter, CtxPage, candidates_by_report, merged_pages, page_row, report_or_none  # noqa: F401
 from ..core import deps, stages
 from ..core.loop import Item, Json, Result, failures, outcome_counts, run_items, upstream_block
 from ..core.loop import executor as make_executor
@@ -42,9 +42,9 @@ from ..core.usage import ItemUsage
 from ..core.dataset import Dataset, Question
 from .fuse import answer_pages, prompts_dir
 from .interpret import finalize_references, is_answer
-from .prompts import NA, prompt_version
+from .common.prompts import NA, prompt_version
 from ..core.records import AnswerRecord, RetrievalRecord
-from .submission import build_submission, write_submission
+from .common.submission import build_submission, write_submission
 from ..retrieve import routing_na_reason
 
 CODE_VERSION = "06-answer-9"  # 9: total rows of breakdowns, periods below grids, measures, heading rows (bold and plain), bullet columns, pence cells, counted nouns, qualifier penalty, parent entity notes, header text rows, the whole over its parts; 8: full entity names, named rows, statement bonus, per-share rows; 7: number candidates on all 10 pages, label qualifiers, notes columns, initialisms, prose range/name/change rules; 6: boolean P(true) from log-probabilities; 4: sentence candidates, N/A threshold, whole-word percentage questions; 5: unrouted/ambiguous questions N/A, names checked on pages
@@ -58,8 +58,8 @@ def _clean_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _full_name(res: dict[str, Any], pages: list[CtxPage]) -> dict[str, Any]:
-    """A name answer as the retrieved pages name it in full ("IAA" -> "IAA, Inc.", rag.answer.name_check)."""
-    from .name_check import full_name
+    """A name answer as the retrieved pages name it in full ("IAA" -> "IAA, Inc.", rag.answer.names.name_check)."""
+    from .names import full_name
 
     v = res["value"]
     if not isinstance(v, str) or v == NA:
@@ -96,7 +96,7 @@ def answer_question(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: Ret
     else:
         out["prompt_version"] = {q.kind: prompt_version(q.kind, prompts_dir(cfg))}
         if q.kind == "text" and cfg.answer.text_from_evidence:  # the pick / write prompts answer it (issue 48)
-            from .text_evidence import text_version
+            from .text import text_version
 
             out["prompt_version"]["text_evidence"] = text_version(prompts_dir(cfg))
         if not sha1s:
@@ -121,7 +121,7 @@ def answer_question(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: Ret
     calls = list(out.get("calls", [])) + [c for s in out.get("sub_answers", []) for c in s["calls"]]
     if out.get("pick_call"):
         calls.append(out["pick_call"])
-    # a boolean page's decision call (rag.answer.bool_logprob) reports its tokens as p_usage
+    # a boolean page's decision call (rag.answer.booleans.bool_logprob) reports its tokens as p_usage
     usages = [c.get("usage") or {} for c in calls] + [c.get("p_usage") or {} for c in calls]
     out["usage"] = {k: sum(int(u.get(k, 0) or 0) for u in usages) for k in ("prompt_tokens", "completion_tokens", "requests")}
     cost = sum(float(u.get("cost_usd", 0) or 0) for u in usages)
@@ -145,27 +145,27 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
     it), this stage's config (rag.core.deps), code version."""
     kinds = ("number", "comparative") if q.kind == "comparative" else (q.kind,)
     versions = [prompt_version(k, prompts_dir(cfg)) for k in kinds]
-    if cfg.answer.table_candidates and "number" in kinds:  # the figure-pick prompt (rag.answer.figures)
-        from .figure_pick import pick_version
+    if cfg.answer.table_candidates and "number" in kinds:  # the figure-pick prompt (rag.answer.numbers.figures)
+        from .numbers import pick_version
 
         versions.append(pick_version(prompts_dir(cfg)))
-        if cfg.answer.metric_choice:  # the choice-by-meaning prompt (rag.answer.metric_choice)
-            from .metric_choice import choose_version
+        if cfg.answer.metric_choice:  # the choice-by-meaning prompt (rag.answer.numbers.metric_choice)
+            from .numbers import choose_version
 
             versions.append(choose_version(prompts_dir(cfg)))
     if (cfg.answer.require_event_near_name and q.kind in ("name", "names")) or \
             (cfg.answer.require_event_for_true and q.kind == "boolean"):  # its events file
-        from .event_check import events_version
+        from .names import events_version
 
         versions.append(events_version(cfg))
     if cfg.answer.computed_figures and ("number" in kinds or "boolean" in kinds):  # its formula lexicon
-        from .formulas import lexicon_version
+        from .computed import lexicon_version
 
         versions.append(lexicon_version(cfg))
     evidence = cfg.answer.text_from_evidence and q.kind == "text"
-    if evidence:  # the pick / write prompts (rag.answer.text_evidence) and the formulas its facts reuse
-        from .formulas import lexicon_version
-        from .text_evidence import text_version
+    if evidence:  # the pick / write prompts (rag.answer.text.text_evidence) and the formulas its facts reuse
+        from .computed import lexicon_version
+        from .text import text_version
 
         versions += [text_version(prompts_dir(cfg)), lexicon_version(cfg)]
     if any(cfg.answer.focus_tokens.get(k) for k in kinds) or evidence or \

@@ -16,11 +16,11 @@ import re
 from typing import Any
 
 from ..core.config import RunConfig
-from .context import Counter, candidates_by_report, page_row, report_or_none
+from .common.context import Counter, candidates_by_report, page_row, report_or_none
 from ..core.dataset import Dataset, Question
 from .fuse import answer_pages, ask
 from .interpret import finalize_references
-from .prompts import NA
+from .common.prompts import NA
 from ..core.records import RetrievalRecord
 
 # Words that say which end of a comparison wins (a question with words of both sides goes to the prompt).

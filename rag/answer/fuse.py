@@ -4,20 +4,20 @@ Contracts:
 - ``ask(llm, cfg, kind, question, context) -> call dict`` (kind, prompt_version, raw, parsed, repaired,
   usage, model, error, seconds); a StructuredOutputError becomes ``parsed=None`` with its raw text kept.
 - ``answer_pages(llm, cfg, kind, question, pages, report_currency, counter)`` answers one question
-  from one report's ranked pages (long context split into parts by :func:`rag.answer.context.pack_parts`,
+  from one report's ranked pages (long context split into parts by :func:`rag.answer.common.context.pack_parts`,
   part answers fused) -> {value, cited, calls, interpretation, answering_part}. It reads the top
   ``answer.max_pages_by_kind[kind]`` (else ``max_pages``) pages, cut to their lines on the question's topic
-  when ``answer.focus_tokens[kind]`` is set (:mod:`rag.answer.focus`). With
+  when ``answer.focus_tokens[kind]`` is set (:mod:`rag.answer.common.focus`). With
   ``answer.table_candidates`` a number question is first answered by picking among table figures
-  (:func:`rag.answer.figure_pick.answer_from_tables`); pages are read only when no table candidate exists (or,
+  (:func:`rag.answer.numbers.answer_from_tables`); pages are read only when no table candidate exists (or,
   with ``answer.figure_na_fallback``, when the model picked none). With ``answer.computed_figures`` a number
   question asking for a ratio, margin, growth or average is first computed in code
   (:func:`rag.answer.computed.answer_computed`); a missing operand falls back to the above, its reason kept
   in ``interpretation["computed"]``. A boolean question asking for the sign of a figure or the direction of
-  its change between two years is decided the same way (:mod:`rag.answer.computed_bool`), else as before.
+  its change between two years is decided the same way (:mod:`rag.answer.booleans.computed_bool`), else as before.
   With ``answer.boolean_p_true`` each boolean part also gets P(true) from the value token's log-probabilities
-  (:mod:`rag.answer.bool_logprob`; ``answer.boolean_decision`` says whether it or the reasoning decides).
-- ``structured_call``, ``prompts_dir``: :mod:`rag.answer.calls` (figure_pick asks the model through them too).
+  (:mod:`rag.answer.booleans.bool_logprob`; ``answer.boolean_decision`` says whether it or the reasoning decides).
+- ``structured_call``, ``prompts_dir``: :mod:`rag.answer.common.calls` (figure_pick asks the model through them too).
 """
 from __future__ import annotations
 
@@ -25,12 +25,12 @@ import time
 from typing import Any
 
 from ..core.config import RunConfig
-from .bool_logprob import p_true_call
-from .calls import prompts_dir, structured_call  # noqa: F401 - re-exported
-from .context import Counter, CtxPage, pack_parts
-from .focus import focus_pages
+from .booleans import p_true_call
+from .common.calls import prompts_dir, structured_call  # noqa: F401 - re-exported
+from .common.context import Counter, CtxPage, pack_parts
+from .common.focus import focus_pages
 from .interpret import is_answer, map_pages, pages_holding, part_value
-from .prompts import NA, SCHEMAS, build_messages, format_context, prompt_version
+from .common.prompts import NA, SCHEMAS, build_messages, format_context, prompt_version
 
 
 def ask(llm: Any, cfg: RunConfig, kind: str, question: str, context: str) -> dict[str, Any]:
@@ -53,7 +53,7 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
     settling part ends the loop (names always reads every part).
     """
     if kind == "text" and cfg.answer.text_from_evidence:  # evidence lines picked, then written (issue 48)
-        from .text_evidence import answer_text
+        from .text import answer_text
 
         return answer_text(llm, cfg, question, pages, report_currency, counter, company)
     computed: dict[str, Any] | None = None
@@ -76,7 +76,7 @@ def _computed_answerer(kind: str):
 
         return answer_computed
     if kind == "boolean":
-        from .computed_bool import answer_computed_bool
+        from .booleans import answer_computed_bool
 
         return answer_computed_bool
     return None
@@ -85,8 +85,8 @@ def _computed_answerer(kind: str):
 def _answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list[CtxPage],
                   report_currency: str | None, counter: Counter, company: str = "") -> dict[str, Any]:
     picked: list[dict[str, Any]] = []
-    if kind == "number" and cfg.answer.table_candidates:  # pick among table figures (rag.answer.figures)
-        from .figure_pick import answer_from_tables
+    if kind == "number" and cfg.answer.table_candidates:  # pick among table figures (rag.answer.numbers.figures)
+        from .numbers import answer_from_tables
 
         res = answer_from_tables(llm, cfg, question, pages, report_currency, counter, company)
         none = bool(res["interpretation"].get("no_candidate"))

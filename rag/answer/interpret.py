@@ -5,7 +5,7 @@ Contracts:
 - ``interpret_number(cfg, parsed, cited, part, question, report_currency)``: the model's printed figure
   -> final value, the scale applied in code (rules in its docstring), currency checked against the
   question's; N/A with ``na_reason`` when the figure is missing, not in the context, printed on no line
-  naming the metric (``rag.answer.figure_check``, ``company`` words excluded) or in another currency.
+  naming the metric (``rag.answer.numbers.figure_check``, ``company`` words excluded) or in another currency.
 - ``part_value(cfg, kind, call, ...)`` -> (value, info) of one part's call per question kind;
   ``is_answer(kind, value)`` says whether it settles the question; ``pages_holding`` finds the pages
   that print it.
@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import figure_check as metric
-from . import numbers as nums
+from .numbers import figure_check as metric
+from .common import printed as nums
 from ..core.config import RunConfig
-from .bool_logprob import decide, p_decides
-from .context import CtxPage
-from .prompts import NA
+from .booleans import decide, p_decides
+from .common.context import CtxPage
+from .common.prompts import NA
 
 
 def map_pages(labels: list[int], part: list[CtxPage]) -> tuple[list[CtxPage], list[int]]:
@@ -109,9 +109,9 @@ def is_answer(kind: str, value: Any) -> bool:
 
 def part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[CtxPage], part: list[CtxPage],
                question: str, report_currency: str | None, company: str = "") -> tuple[Any, dict[str, Any]]:
-    """One part's value by kind; an answer copied from a prompt's example (rag.answer.example_check) is N/A."""
-    from .calls import prompts_dir
-    from .example_check import copied
+    """One part's value by kind; an answer copied from a prompt's example (rag.answer.common.example_check) is N/A."""
+    from .common.calls import prompts_dir
+    from .common.example_check import copied
 
     value, info = _part_value(cfg, kind, call, cited, part, question, report_currency, company)
     parsed = call.get("parsed") or {}
@@ -134,7 +134,7 @@ def _part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[Ctx
         return info["value"], info
     v = parsed.get("final_answer")
     if kind == "text":
-        from .text_kind import text_value
+        from .text import text_value
 
         return text_value(v), {}
     if kind == "names":
@@ -156,10 +156,10 @@ def _part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[Ctx
 def _evented_true(cfg: RunConfig, value: bool, pages: list[CtxPage], question: str,
                   company: str) -> tuple[bool, dict]:
     """With ``answer.require_event_for_true``: a boolean true whose ``pages`` print no word of the asked
-    event (rag.answer.event_check) becomes false, saying why."""
+    event (rag.answer.names.pages_state_event) becomes false, saying why."""
     if not (cfg.answer.require_event_for_true and value):
         return value, {}
-    from .event_check import pages_state_event
+    from .names import pages_state_event
 
     if pages_state_event(cfg, question, [p.text for p in pages], company):
         return True, {}
@@ -168,13 +168,13 @@ def _evented_true(cfg: RunConfig, value: bool, pages: list[CtxPage], question: s
 
 def _evented(cfg: RunConfig, value: Any, part: list[CtxPage], question: str, company: str) -> tuple[Any, dict]:
     """With ``answer.require_event_near_name``: the names printed next to words of the asked event
-    (rag.answer.event_check); none left -> N/A with the dropped names in the interpretation."""
+    (rag.answer.names.names_near_event); none left -> N/A with the dropped names in the interpretation."""
     if not cfg.answer.require_event_near_name or value == NA or not isinstance(value, (str, list)):
         return value, {}
-    from .event_check import check_names
+    from .names import names_near_event
 
     names = value if isinstance(value, list) else [value]
-    kept, dropped = check_names(cfg, question, names, [p.text for p in part], company)
+    kept, dropped = names_near_event(cfg, question, names, [p.text for p in part], company)
     if not dropped:
         return value, {}
     info: dict[str, Any] = {"event_dropped": dropped}
@@ -185,10 +185,10 @@ def _evented(cfg: RunConfig, value: Any, part: list[CtxPage], question: str, com
 
 def _printed_name(cfg: RunConfig, kind: str, value: Any, info: dict[str, Any], cited: list[CtxPage],
                   part: list[CtxPage]) -> tuple[Any, dict[str, Any]]:
-    """Names checked like numbers (rag.answer.name_check): an entry printed on no page of the part (cited
+    """Names checked like numbers (rag.answer.names.name_check): an entry printed on no page of the part (cited
     pages first) or copied from a prompt's example answer is dropped; none left -> N/A."""
-    from .calls import prompts_dir
-    from .name_check import check_names, example_answers
+    from .common.calls import prompts_dir
+    from .names import check_names, example_answers
 
     pages = cited + [p for p in part if p not in cited]
     value, checked = check_names(kind, value, [p.text for p in pages], example_answers(prompts_dir(cfg)))

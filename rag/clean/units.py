@@ -15,7 +15,7 @@ Contract:
 - ``unit_line(title, unit) -> str``: the first Markdown line of a clean table, e.g.
   ``Table: Consolidated income statement — values in thousands of USD, except per share data
   (as printed: "(in thousands, except per share data)")``; it names the phrase verbatim so a reader
-  (and ``rag.answer.numbers.scale_from_text``) sees the scale, the currency and the exceptions.
+  (and ``rag.answer.common.printed.scale_from_text``) sees the scale, the currency and the exceptions.
 - ``dollar_currency(texts, default) -> str``: which dollar a report's bare "$" means (USD, AUD, CAD…): the
   one it says it presents in, else where it is filed or listed, else its most-mentioned explicit dollar,
   else ``default``. ``stated_dollar(texts)``: the first of these alone (None when not stated).

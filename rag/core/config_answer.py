@@ -37,7 +37,7 @@ class AnswerConfig(_Frozen):
                     "measured: RESULTS.md).")
     max_pages_by_kind: dict[Kind, PositiveInt] = Field(
         default_factory=dict, description="Pages read by answer kind (absent: max_pages).")
-    # Question words + search-lexicon terms (rag.answer.focus).
+    # Question words + search-lexicon terms (rag.answer.common.focus).
     focus_tokens: dict[Kind, NonNegativeInt] = Field(
         default_factory=dict, description="Focused reading by answer kind, in tokens per page: each page cut to "
                                           "its lines naming the question's topic (absent or 0: whole pages).")
@@ -51,7 +51,7 @@ class AnswerConfig(_Frozen):
     require_printed_in_context: bool = Field(
         True, description="A number answer whose printed figure appears on no context page is N/A.")
     # The line is read with its table's header row and up to metric_title_lines title lines above the table
-    # (rag.answer.figure_check). Titles are off by default: "Net income" in a cash-flow statement titled "Cash
+    # (rag.answer.numbers.figure_check). Titles are off by default: "Net income" in a cash-flow statement titled "Cash
     # flows" is not the cash flow.
     require_metric_on_line: bool = Field(
         True, description="N/A when no line printing the figure shares metric_min_share of the metric's word "
@@ -67,7 +67,7 @@ class AnswerConfig(_Frozen):
     # that short list; the figure is converted in code. No candidate: see figure_fallback.
     table_candidates: bool = Field(
         True, description="Number questions: candidate figures from the tables of the top pages "
-                          "(rag.answer.figures; measured: RESULTS.md).")
+                          "(rag.answer.numbers.figures; measured: RESULTS.md).")
     # A figure is checked in code, so reading more pages costs milliseconds.
     figure_pages: int = internal(
         10, ge=0, description="Pages searched for candidates (0 = max_pages; measured: RESULTS.md).")
@@ -88,8 +88,8 @@ class AnswerConfig(_Frozen):
         0.1, ge=0, description="Score lead that makes the best candidate a clear fit (figure_pick auto).")
     figure_pick_list: int = internal(
         5, ge=1, description="Candidates shown to the model when it picks (figure_pick auto).")
-    # Scores: the share of the metric's words on the row / around the figure, less penalties (rag.answer.figures,
-    # rag.answer.prose).
+    # Scores: the share of the metric's words on the row / around the figure, less penalties
+    # (rag.answer.numbers.figures, rag.answer.numbers.prose).
     figure_min_score: float | None = Field(
         0.8, description="The N/A threshold: candidates scoring below it are dropped (None: no threshold; "
                          "measured: RESULTS.md).")
@@ -98,7 +98,7 @@ class AnswerConfig(_Frozen):
     # of the metric_choice_list closest (or none) in one short call, and the line stands when its probability
     # (log-probabilities) is at least metric_choice_min_p.
     metric_choice: bool = Field(
-        False, description="Numbers matched by meaning (rag.answer.metric_choice; measured: RESULTS.md).")
+        False, description="Numbers matched by meaning (rag.answer.numbers.metric_choice; measured: RESULTS.md).")
     metric_choice_list: int = internal(
         8, ge=1, le=9, description="Lines shown to the reader (one digit each: the probability is read there).")
     metric_choice_min_p: float = Field(
@@ -108,15 +108,15 @@ class AnswerConfig(_Frozen):
     # the metric's word stems or a multi-word search-lexicon term of its topic; unit, scale, currency and period
     # read from the sentence; the same checks as table candidates. They join the table candidates' pick.
     prose_candidates: bool = Field(
-        True, description="Number questions: candidates also from figures printed in sentences (rag.answer.prose; "
-                          "measured: RESULTS.md).")
+        True, description="Number questions: candidates also from figures printed in sentences "
+                          "(rag.answer.numbers.prose; measured: RESULTS.md).")
     prose_pages: int = internal(0, ge=0, description="Pages searched for sentences (0 = as for tables).")
     prose_window_words: tuple[NonNegativeInt, NonNegativeInt] = internal(
         (10, 6), description="Words read before / after a figure in a sentence.")
     prose_min_share: float = internal(
         0.5, ge=0, le=1, description="Share of the metric's word stems a figure's words must hold.")
     prose_max_candidates: int = internal(4, ge=1, description="Prose candidates kept per question, at most.")
-    # Leadership changes, product launches, acquisitions (rag.answer.event_check; words per topic in events_file);
+    # Leadership changes, product launches, acquisitions (rag.answer.names.event_check; words per topic in events_file);
     # none kept -> N/A.
     require_event_near_name: bool = Field(
         True, description="Names / name questions about an event: keep a name only where a page prints it near a "
@@ -134,8 +134,8 @@ class AnswerConfig(_Frozen):
                            "prints a word of that event.")
     events_file: str = Field(
         "prompts/checks/events.toml", description="Event words per topic (relative to the project root).")
-    # Booleans from token log-probabilities (rag.answer.bool_logprob): after each page's answering call, a second
-    # call with the same messages whose grammar is {"final_answer": boolean} reads P(true) at the value token
+    # Booleans from token log-probabilities (rag.answer.booleans.bool_logprob): after each page's answering call, a
+    # second call with the same messages whose grammar is {"final_answer": boolean} reads P(true) at the value token
     # (rag.models.logprobs). A local server reuses the prompt it just evaluated, so it costs a few tokens.
     boolean_p_true: bool = Field(
         True, description="Record P(true) from token log-probabilities in every boolean call (measured: "
@@ -164,7 +164,7 @@ class AnswerConfig(_Frozen):
     # asks, else to computed_decimals.
     computed_figures: bool = Field(
         False, description="Ratios, margins, growth and averages reports do not print, computed in code from "
-                           "operand candidates (rag.answer.computed; measured: RESULTS.md).")
+                           "operand candidates (rag.answer.computed.computed; measured: RESULTS.md).")
     computed_pages: int = internal(10, ge=1, description="Pages searched for a computed figure's operands.")
     computed_decimals: int = Field(
         4, ge=0, description="Decimals of a computed figure when the question asks for none.")
@@ -175,7 +175,7 @@ class AnswerConfig(_Frozen):
     # changes, shares and per-share values computed from them in code; a sentence stating a figure printed in none
     # of them is dropped. The lines naming the topic are ranked by the embedder's cosine to the question.
     text_from_evidence: bool = Field(
-        False, description="Open (text) answers built from their evidence (rag.answer.text_evidence; off: the "
+        False, description="Open (text) answers built from their evidence (rag.answer.text.text_evidence; off: the "
                            "free answer over whole pages; measured: RESULTS.md).")
     text_evidence_pages: int = internal(4, ge=1, description="Pages whose lines the text-evidence reader sees.")
     text_evidence_lines: int = Field(16, ge=2, description="Lines shown to the text-evidence reader, at most.")

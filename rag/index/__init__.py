@@ -81,7 +81,7 @@ def embed_query(cfg: RunConfig, text: str) -> np.ndarray:
 
 def query_cosines(cfg: RunConfig, query: str, texts: list[str]) -> np.ndarray:
     """Cosine of each of ``texts`` (passage prefix) to ``query`` (query prefix), all embedded in one batch: how
-    stage 06 ranks lines by meaning (rag.answer.metric_choice, rag.answer.evidence_lines). (n,) float32."""
+    stage 06 ranks lines by meaning (rag.answer.numbers.metric_choice, rag.answer.text.evidence_lines). (n,) float32."""
     from ..models.embed import prefixes
 
     qp, pp = prefixes(cfg.embed)

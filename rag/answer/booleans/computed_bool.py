@@ -1,0 +1,161 @@
+"""Yes/no questions settled by computed figures (stage 06, boolean questions, ``answer.computed_figures``).
+
+Why: FinanceBench-style yes/no questions are often arithmetic in disguise: "Does American Water Works have
+positive working capital based on FY2022 data?", "Has Microsoft increased its debt on balance sheet between
+FY2023 and the FY2022 period?", "Did Pfizer grow its PPNE between FY20 and FY21?". A small model reading
+a balance sheet says "yes" to nearly all of them (fb-dev: 12 of 13 answered True, 0 of 6 False-gold right);
+the answer is a comparison of printed line items, which code does exactly.
+
+Contracts:
+- ``recognise_bool(question, lexicon) -> BoolAsk | None``: one of two shapes, else None (the model answers):
+  * ``sign``: the question says "positive" or "negative" and names a formula of the lexicon (or an operand)
+    with no growth/span in it; the figure of the question's (latest) fiscal year, or the pages' report year;
+  * ``change``: the question says which way ("increase", "grow", "rise", "higher" / "decrease", "decline",
+    "drop", "fall", "reduce", "lower": the first such word), names two different fiscal years, and names a
+    formula (no growth/span in it) or else an operand (the first the question names); the figure of the later
+    year is compared with the earlier one's.
+- ``answer_computed_bool(cfg, question, pages, report_currency, company) -> dict | None``: None when no shape
+  is recognised; else the ``rag.answer.fuse.answer_pages`` result shape. The value is True / False only when
+  every figure was found (operands as :func:`rag.answer.computed.computed.find_operand` finds them: the asked year's
+  column, same checks and score threshold; for a change, both years from one page first, the first page in
+  rank order that gives every figure; else any pages, refused when the years' figures come from different pages
+  and differ :data:`SCALE_GAP`-fold); an exactly unchanged figure is no increase and no decrease. When a
+  figure is missing the value is N/A with ``interpretation["computed"]["fallback"]`` saying which, and the
+  caller asks the model as before (no answer is made up). Cited pages: the operands' pages.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ...core.config import RunConfig
+from ..computed.computed import Missing, Operand, evaluate, find_operand, operand_pages, top_pages_and_year
+from ..common.context import CtxPage
+from ..numbers.figures import NA
+from ..computed.formulas import METRIC, SPAN, Ask, Formula, Lexicon, lexicon_path, load_lexicon, question_years, recognise
+
+UP = r"\b(?:increas(?:e|ed|es|ing)|grow(?:s|n|ing|th)?|grew|r(?:i|o)se[ns]?|risen|rising|higher)\b"
+DOWN = (r"\b(?:decreas(?:e|ed|es|ing)|declin(?:e|ed|es|ing)|drop(?:s|ped|ping)?|f(?:a|e)ll(?:s|en|ing)?|"
+        r"reduc(?:e|ed|es|ing|tion)|lower)\b")
+_DIRECTION = re.compile(f"(?i)(?P<up>{UP})|(?P<down>{DOWN})")
+_SIGN = re.compile(r"(?i)\b(positive|negative)\b")
+# Two years' figures read from different pages that differ this many times over are taken to be in different
+# units (a page whose "in millions" was not read), not a real change: no answer from them.
+SCALE_GAP = 100.0
+
+
+@dataclass
+class BoolAsk:
+    shape: str  # "sign" | "change"
+    want: str  # sign: "positive" | "negative"; change: "up" | "down"
+    years: tuple[int | None, ...]  # sign: (year,); change: (earlier, later)
+    formula: Formula | None = None  # the figure: a formula of the lexicon, else ...
+    operand: str | None = None  # ... one operand
+
+    def row(self) -> dict[str, Any]:
+        return {"shape": self.shape, "want": self.want, "years": list(self.years),
+                "formula": self.formula.name if self.formula else None, "expression":
+                self.formula.expr if self.formula else self.operand}
+
+
+def _plain_formula(question: str, lexicon: Lexicon) -> Formula | None:
+    """The question's formula when it is a figure of one year (no growth over a named metric, no span)."""
+    ask = recognise(question, lexicon)
+    if ask is None:
+        return None
+    names = {n.id for n in ast.walk(ask.formula.tree) if isinstance(n, ast.Name)}
+    if METRIC in names or SPAN in names or "start" in ask.formula.expr:
+        return None
+    return ask.formula
+
+
+def _first_operand(question: str, lexicon: Lexicon) -> str | None:
+    hits = [(m.start(), o.name) for o in lexicon.operands.values() for rx in o.asked
+            for m in re.finditer(rx, question, re.I)]
+    return min(hits)[1] if hits else None
+
+
+def recognise_bool(question: str, lexicon: Lexicon) -> BoolAsk | None:
+    """What a yes/no question asks in figures (module docstring), or None."""
+    formula = _plain_formula(question, lexicon)
+    operand = None if formula else _first_operand(question, lexicon)
+    if formula is None and operand is None:
+        return None
+    years = question_years(question)
+    if m := _SIGN.search(question):
+        return BoolAsk("sign", m.group(1).lower(), (max(years) if years else None,), formula, operand)
+    d = _DIRECTION.search(question)
+    distinct = sorted(set(years))
+    if d is None or len(distinct) != 2:
+        return None
+    return BoolAsk("change", "up" if d.group("up") else "down", (distinct[0], distinct[1]), formula, operand)
+
+
+def answer_computed_bool(cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
+                         company: str = "") -> dict[str, Any] | None:
+    """True / False from computed figures of the top ``answer.computed_pages`` pages, or None (module docstring)."""
+    lexicon = load_lexicon(lexicon_path(cfg))
+    ask = recognise_bool(question, lexicon)
+    if ask is None:
+        return None
+    top, page_year = top_pages_and_year(cfg, pages)
+    years = tuple(y if y is not None else page_year for y in ask.years)
+    info: dict[str, Any] = {**ask.row(), "years": list(years), "pages_searched": [p.page for p in top]}
+    found: dict[tuple[str, int], Operand] = {}  # the operands of the last look-up (the debug record's)
+
+    def figures_in(within: list[CtxPage]) -> list[float]:
+        """Every year's figure from ``within`` alone; fills a fresh ``found``."""
+        found.clear()
+
+        def lookup(name: str, y: int) -> float:
+            if (name, y) not in found:
+                found[name, y] = find_operand(cfg, lexicon, name, y, within, report_currency, company, page_year)
+            return found[name, y].value
+
+        if ask.formula is not None:
+            return [evaluate(Ask(ask.formula, y), lookup, y) for y in years]  # type: ignore[arg-type]
+        return [lookup(ask.operand, y) for y in years]  # type: ignore[arg-type]
+
+    value: Any = NA
+    try:
+        if any(y is None for y in years):
+            raise Missing("year", None, "the question names no fiscal year and no page prints a dated table")
+        figures = None
+        if ask.shape == "change":  # both years from one table first: one page states both in one unit
+            for page in top:
+                try:
+                    figures = figures_in([page])
+                    break
+                except (Missing, ZeroDivisionError):
+                    continue
+        if figures is None:
+            figures = figures_in(top)
+            pages_used = {(o.cand.sha1, o.cand.page) for o in found.values()}
+            low, high = min(map(abs, figures)), max(map(abs, figures))
+            if ask.shape == "change" and len(pages_used) > 1 and low > 0 and high / low >= SCALE_GAP:
+                raise Missing("scale", years[-1], f"the years' figures come from different pages and differ "
+                              f"{high / low:.0f}-fold: {figures}")
+        if any(math.isnan(x) or math.isinf(x) for x in figures):
+            raise Missing("result", years[-1], f"the arithmetic gives no real number ({figures})")
+        currencies = {o.cand.currency for o in found.values() if o.cand.currency and o.cand.unit != "%"}
+        if len(currencies) > 1:
+            raise Missing("currency", years[-1], f"operands in several currencies: {', '.join(sorted(currencies))}")
+        if ask.shape == "sign":
+            value = figures[0] > 0 if ask.want == "positive" else figures[0] < 0
+        else:
+            change = figures[1] - figures[0]
+            value = change > 0 if ask.want == "up" else change < 0
+        info.update(figures=figures, value=value)
+    except Missing as e:
+        info["fallback"] = f"operand {e.operand} ({e.year}) missing: {e.why}"
+    except ZeroDivisionError as e:
+        info["fallback"] = str(e)
+    info["operands"] = [o.row() for o in found.values()]
+    cited = operand_pages(found, top) if value != NA else []
+    interp: dict[str, Any] = {"source": "computed", "computed": info, "value_pages": [p.page for p in cited]}
+    if value == NA:
+        interp["na_reason"] = info["fallback"]
+    return {"value": value, "cited": cited, "calls": [], "interpretation": interp, "answering_part": cited or None}

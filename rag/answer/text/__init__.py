@@ -1,0 +1,16 @@
+"""The open-text path of stage 06: a ``text`` answer's value, and (``answer.text_from_evidence``) the answer built
+from evidence lines picked by the model, with changes and shares computed in code.
+
+Entry points: ``answer_text(llm, cfg, question, pages, report_currency, counter, company)`` (in
+:mod:`.text_evidence`; what fuse calls) -> the :func:`rag.answer.fuse.answer_pages` result shape;
+``text_version(prompts_dir)``: its pick / write prompts' version (stage 06's key); ``text_value(v)`` (in
+:mod:`.text_kind`): the model's free text cut to at most ``MAX_SENTENCES`` sentences (what interpret applies).
+
+Modules: :mod:`.evidence_lines` (the numbered candidate lines), :mod:`.evidence_math` (facts computed from the
+picked rows), :mod:`.text_evidence` (pick, compute, write), :mod:`.text_kind`. Imports :mod:`rag.answer.common`
+and :mod:`rag.answer.computed` of the stage.
+"""
+from .text_evidence import answer_text, text_version
+from .text_kind import text_value
+
+__all__ = ["answer_text", "text_value", "text_version"]
