@@ -91,7 +91,7 @@ class AnswerConfig(_Frozen):
     # Scores: the share of the metric's words on the row / around the figure, less penalties
     # (rag.answer.numbers.figures, rag.answer.numbers.prose).
     figure_min_score: float | None = Field(
-        0.8, description="The N/A threshold: candidates scoring below it are dropped (None: no threshold; "
+        0.75, description="The N/A threshold: candidates scoring below it are dropped (None: no threshold; "
                          "measured: RESULTS.md).")
     # When no row or sentence names the metric in the question's words, every figure of the top pages that passes
     # the unit / period / currency rules is ranked by the embedder's cosine to the metric; the reader chooses one
