@@ -216,3 +216,15 @@ def test_a_quantity_in_a_measure_is_neither_money_nor_a_count(make_cfg):
     q = custom("Crude oil produced by the Canadian Oil Assets (barrels)")
     assert [c.value for c in cands(cfg_(make_cfg), q, [pg(text)])[0]][:1] == [81_300]
     assert prose._kinds(q, "Acme Corp") == (False, False, False)
+
+
+def test_a_shares_par_value_is_no_amount_of_the_metric(make_cfg):
+    cfg = cfg_(make_cfg)
+    eq = REV.replace("Total revenue", "Shareholders' equity")
+    text = ("# Balance sheet\nAs of December 31, 2022: Stockholders' equity: Common stock, $0.01 par value; "
+            "600,000 shares authorized.\nThe Series I Preferred Stock has a par value of $0.01 per share.\n")
+    kept, dropped = cands(cfg, eq, [pg(text)])
+    assert not kept
+    assert [d["reason"] for d in dropped if d["printed"] == "$0.01"] == ["a share's par value, not an amount of the metric"] * 2
+    par = REV.replace("Total revenue", "Par value per common share")  # asked for: kept
+    assert "par value" not in " ".join(d["reason"] for d in cands(cfg, par, [pg(text)])[1])

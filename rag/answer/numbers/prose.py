@@ -88,6 +88,10 @@ _BY_CHANGE = re.compile(r"(?i)\b(?:by|reduced|reduction of|cut|eliminated|added|
                         r"|\bby\s+(?:[a-z]+\s+)?\d+(?:\.\d+)?\s?%,?\s+or\s*$")  # "by approximately 67%, or 12 employees"
 _ASKS_CHANGE = re.compile(r"(?i)\b(?:laid off|let go|layoffs?|redundanc|reduc|cut|eliminat|terminat|severance|"
                           r"new|openings?|opened|closed|closures?|added|additions?|increase|decrease|growth|change)\w*")
+# A share's par (nominal) value printed in a sentence ("Common stock, $0.01 par value", "par value $0.01 per
+# share"): the face value of one share, never an amount of equity, earnings or a dividend.
+_PAR_AFTER = re.compile(r"(?i)^\s*(?:per share\s+)?(?:par|nominal|stated)\s+value\b")
+_PAR_BEFORE = re.compile(r"(?i)\b(?:par|nominal|stated)\s+value(?:\s+of)?\s*(?:US\$|[$€£¥])?\s*$")
 _NUMBER_WORDS = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
                  r"sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:-\w+)?")
 _NOTE_REF = re.compile(r"(?i)\b(?:note|notes|page|pages|section|item|part|phase|tier|level|schedule|figure|"
@@ -263,6 +267,9 @@ def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                     why = "the question asks about a change, no change word next to the figure"
                 if why is None and not changes and _BY_CHANGE.search(s[max(0, h.start - 40):h.start]):
                     why = "a change ('reduced by', 'grew by'), the level is asked"
+                if why is None and not re.search(r"(?i)\b(?:par|nominal) value", question) and (
+                        _PAR_AFTER.match(s[h.end:]) or _PAR_BEFORE.search(s[max(0, h.start - 40):h.start])):
+                    why = "a share's par value, not an amount of the metric"
                 if why is None and _CHANGE.match(s[h.end:]):
                     why = "a change, not a level"
                 if why is None and nouns[_next_word(s, h)] >= PARTS_MIN and _next_word(s, h):
