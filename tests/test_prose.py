@@ -228,3 +228,12 @@ def test_a_shares_par_value_is_no_amount_of_the_metric(make_cfg):
     assert [d["reason"] for d in dropped if d["printed"] == "$0.01"] == ["a share's par value, not an amount of the metric"] * 2
     par = REV.replace("Total revenue", "Par value per common share")  # asked for: kept
     assert "par value" not in " ".join(d["reason"] for d in cands(cfg, par, [pg(text)])[1])
+
+
+def test_a_number_joined_to_a_word_by_a_hyphen_is_part_of_a_name(make_cfg):
+    cfg = cfg_(make_cfg)
+    text = ("# Our people\nAs of December 31, 2022, we supported our employees through the COVID- 19 pandemic "
+            "and the COVID-19 lockdowns; we employed approximately 1,300 employees.\n")
+    kept, dropped = cands(cfg, custom("End-of-year total headcount"), [pg(text)])
+    assert [c.value for c in kept] == [1300]
+    assert {d["reason"] for d in dropped if d["printed"] == "19"} == {"part of a name or code ('COVID-19', '10-K')"}

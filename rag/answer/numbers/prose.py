@@ -88,10 +88,10 @@ _BY_CHANGE = re.compile(r"(?i)\b(?:by|reduced|reduction of|cut|eliminated|added|
                         r"|\bby\s+(?:[a-z]+\s+)?\d+(?:\.\d+)?\s?%,?\s+or\s*$")  # "by approximately 67%, or 12 employees"
 _ASKS_CHANGE = re.compile(r"(?i)\b(?:laid off|let go|layoffs?|redundanc|reduc|cut|eliminat|terminat|severance|"
                           r"new|openings?|opened|closed|closures?|added|additions?|increase|decrease|growth|change)\w*")
-# A share's par (nominal) value printed in a sentence ("Common stock, $0.01 par value", "par value $0.01 per
+# A share's par (nominal, face) value printed in a sentence ("Common stock, $0.01 par value", "par value $0.01 per
 # share"): the face value of one share, never an amount of equity, earnings or a dividend.
-_PAR_AFTER = re.compile(r"(?i)^\s*(?:per share\s+)?(?:par|nominal|stated)\s+value\b")
-_PAR_BEFORE = re.compile(r"(?i)\b(?:par|nominal|stated)\s+value(?:\s+of)?\s*(?:US\$|[$€£¥])?\s*$")
+_PAR_AFTER = re.compile(r"(?i)^\s*(?:per share\s+)?(?:par|nominal|stated|face)\s+value\b")
+_PAR_BEFORE = re.compile(r"(?i)\b(?:par|nominal|stated|face)\s+value(?:\s+of)?\s*(?:US\$|[$€£¥])?\s*$")
 _NUMBER_WORDS = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
                  r"sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:-\w+)?")
 _NOTE_REF = re.compile(r"(?i)\b(?:note|notes|page|pages|section|item|part|phase|tier|level|schedule|figure|"
@@ -202,6 +202,8 @@ def _is_year_or_date(sentence: str, h: _Hit) -> str | None:
         return "a date"
     if _NOTE_REF.search(sentence[max(0, h.start - 10):h.start]) or re.match(r"\s?\(k\)", sentence[h.end:]):
         return "a reference (note, page, phase, 401(k)...)"
+    if re.search(r"[A-Za-z]-\s?$", sentence[:h.first]) or re.match(r"-[A-Za-z]", sentence[h.end:]):
+        return "part of a name or code ('COVID-19', '10-K')"
     if not sentence[h.end:].strip(" .") and re.search(r"[.!?:]\s*$", sentence[:h.first]):
         return "a page number (alone after the last sentence)"
     if re.match(r"\s+\(?-?[\d,.]+\)?(?:\s|$)", sentence[h.end:]) or re.search(r"(?:^|\s)\(?-?[\d,.]*\d\)?\s+$", sentence[:h.first]):
