@@ -237,3 +237,11 @@ def test_a_number_joined_to_a_word_by_a_hyphen_is_part_of_a_name(make_cfg):
     kept, dropped = cands(cfg, custom("End-of-year total headcount"), [pg(text)])
     assert [c.value for c in kept] == [1300]
     assert {d["reason"] for d in dropped if d["printed"] == "19"} == {"part of a name or code ('COVID-19', '10-K')"}
+
+
+def test_a_return_on_something_is_a_percentage(make_cfg):
+    roe = custom("Return on equity (ROE) at year-end")
+    assert nums.asks_percent(roe) and not nums.asks_percent(custom("Total deposits at year-end"))
+    text = "# Results\nFor the year ended December 31, 2022, our return on average equity was 16.99 percent.\n"
+    kept, _ = cands(cfg_(make_cfg), roe, [pg(text)])
+    assert [c.value for c in kept] == [16.99] and kept[0].unit == "%"

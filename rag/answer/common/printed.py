@@ -249,13 +249,14 @@ def question_currency(question: str) -> str | None:
 
 
 def asks_percent(question: str) -> bool:
-    """A percentage/ratio metric ("Gross margin (%)", "NPL ratio"): reported as printed, never scaled.
+    """A percentage/ratio metric ("Gross margin (%)", "NPL ratio", "Return on equity"): as printed, never scaled.
     "margin"/"ratio"/"rate" count only when the question names no currency ("Gross margin (in USD)")."""
     q = question.lower()
     if "%" in q or "percent" in q:
         return True
     # Whole words: "generation" and "operations" hold "ratio".
-    return bool(re.search(r"\b(?:ratios?|margins?|rates?)\b", q)) and question_currency(question) is None
+    # "Return on equity (ROE)", "return on average assets": a return on something is a ratio too.
+    return bool(re.search(r"\b(?:ratios?|margins?|rates?|returns? on)\b", q)) and question_currency(question) is None
 
 
 def value_spans(text: str, printed: str) -> list[tuple[int, int]]:
