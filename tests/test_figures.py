@@ -555,3 +555,16 @@ def test_the_total_row_of_a_breakdown_whose_column_names_the_metric(make_cfg):
           "| Others | 399 |\n| Total | 77,642 |\n\nAs of March 31, 2022\n")
     cands = F.build_candidates(cfg_(make_cfg), custom_q("Number of employees"), [pg(md)], "JPY", "Acme Corp")
     assert [(c.label, c.value, c.period) for c in cands] == [("Total", 77_642, "2022")]
+
+
+def test_the_reports_wordings_of_capex_and_eps():
+    capex = Q_CFO.replace("Cash flow from operations", "Capital expenditures")
+    eps = Q_CFO.replace("Cash flow from operations", "EPS (earnings per share)")
+    for q, labels in ((capex, ("Purchases of premises and equipment", "Net purchases of fixed assets",
+                               "Additions to premises and equipment", "Net payments on premises and equipment")),
+                      (eps, ("Basic and diluted earnings per share", "Diluted earnings per share"))):
+        terms, al = metric.metric_terms(q, "Acme Corp"), F.aliases_for(q, "Acme Corp")
+        for label in labels:
+            assert F.label_score(label, terms, al) >= F.ALIAS_SCORE, label
+    terms, al = metric.metric_terms(capex, "Acme Corp"), F.aliases_for(capex, "Acme Corp")
+    assert F.label_score("Proceeds from sale of premises and equipment", terms, al) < F.ALIAS_SCORE

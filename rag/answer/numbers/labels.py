@@ -48,14 +48,14 @@ LABEL_ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
       r"^(?:income|loss|income loss|loss income) from operations$",
       r"^results from operating activities$")),
     (r"\bcapital expenditures?\b|\bcapex\b",
-     (r"^(?:purchases?|acquisitions?|payments? for|additions to) (?:of )?(?:property|plant|ppe|real estate|"
-      r"investment propert|rental propert|fixed assets)",
+     (r"^(?:net )?(?:purchases?|acquisitions?|payments? (?:for|on)|additions to) (?:of )?(?:property|plant|ppe|"
+      r"premises|real estate|investment propert|rental propert|fixed assets)",
       r"^capital expenditures?$")),
     (r"\blong-term debt\b|\blong term debt\b",
      (r"^long-term debt", r"^long term debt", r"^non-current borrowings", r"^borrowings non-current")),
     (r"\btotal assets\b", (r"^total assets$",)),
     (r"\beps\b|\bearnings per share\b",
-     (r"^(?:basic |diluted )?(?:net )?"
+     (r"^(?:basic |diluted |basic and diluted )?(?:net )?"
       r"(?:earnings|loss|income|profit|earnings loss|loss earnings|income loss|loss income)"
       r" per (?:ordinary |common )?share", r"^basic (?:earnings|loss) per share")),
     (r"\bdividends? per share\b", (r"^(?:total )?dividends? (?:declared |paid )?per (?:ordinary |common )?share",)),
