@@ -144,7 +144,7 @@ class AnswerConfig(_Frozen):
     # from one logit difference of the prompt moves with the CPU build only near the threshold; a generated
     # chain of reasoning can take another path on another build. Other presets (other models) keep "cot".
     boolean_decision: Literal["cot", "logprob"] = Field(
-        "logprob", description="What decides a boolean: the chain-of-thought answer or P(true) (measured: "
+        "cot", description="What decides a boolean: the chain-of-thought answer or P(true) (measured: "
                                "RESULTS.md).")
     boolean_min_p_true: float = Field(
         0.2, ge=0, le=1, description="P(true) at which a boolean is true (boolean_decision logprob; measured: "
