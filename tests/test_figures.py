@@ -568,3 +568,17 @@ def test_the_reports_wordings_of_capex_and_eps():
             assert F.label_score(label, terms, al) >= F.ALIAS_SCORE, label
     terms, al = metric.metric_terms(capex, "Acme Corp"), F.aliases_for(capex, "Acme Corp")
     assert F.label_score("Proceeds from sale of premises and equipment", terms, al) < F.ALIAS_SCORE
+
+
+def test_a_grid_split_off_a_scaled_statement_keeps_its_scale(make_cfg):
+    deposits = Q_REV.replace("What was the Total revenue (in USD) for Acme Corp", "For Acme Corp, what was the "
+                             "value of Total deposits at year-end").replace("according to the annual report ", "")
+    md = ("Table: Statements of Financial Condition — values in thousands of USD\n| | 2022 | 2021 |\n|---|---|---|\n"
+          "| Total Assets | $ 3,546,193 | $ 2,967,528 |\n\n# LIABILITIES AND STOCKHOLDERS' EQUITY\n\n"
+          "Table: LIABILITIES AND STOCKHOLDERS' EQUITY — values in USD\n| | | |\n|---|---|---|\n"
+          "| Total deposits | 2,811,607 | 2,561,402 |")
+    (c,) = F.build_candidates(cfg_(make_cfg), deposits, [pg(md)], "USD", "Acme Corp")
+    assert c.value == 2_811_607_000 and c.factor == 1000
+    alone = md[md.index("# LIABILITIES"):]  # no scaled grid above it on its page: the scale stays unstated
+    (c,) = F.build_candidates(cfg_(make_cfg), deposits, [pg(alone)], "USD", "Acme Corp")
+    assert c.value == 2_811_607 and "scale not stated" in c.unit

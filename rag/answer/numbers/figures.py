@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .candidate import Candidate, dedupe, format_candidates  # noqa: F401 - format_candidates re-exported
@@ -75,10 +75,24 @@ def _unit_tables(cfg: RunConfig, pages: list[CtxPage], report_currency: str | No
     tables = [(p, t) for p in pages for t in parse_tables(p.text, cfg.answer.unit_lookback_lines)]
     year = report_year([t for _, t in tables])
     stated = stated_dollar([p.text for p in (context_pages or pages)])
-    table_units = [_table_unit(t, dollar, stated) for _, t in tables]
+    table_units = _scale_from_above(tables, [_table_unit(t, dollar, stated) for _, t in tables])
     seen = Counter(c for _, c in table_units if c)
     fallback = seen.most_common(1)[0][0] if seen else (report_currency.upper() if report_currency else None)
     return [(p, t, unit, tcur or fallback) for (p, t), (unit, tcur) in zip(tables, table_units)], year
+
+
+def _scale_from_above(tables: list[tuple[CtxPage, MdTable]], units: list[tuple[nums.Scale, str | None]]
+                      ) -> list[tuple[nums.Scale, str | None]]:
+    """A grid whose unit states no scale takes the scale of the grid above it on its page when that one states
+    one in the same currency: a statement split in two grids ("LIABILITIES AND STOCKHOLDERS' EQUITY" under
+    "(In Thousands)") keeps its scale. Count, percent and per-share rows ignore a table's scale anyway."""
+    out: list[tuple[nums.Scale, str | None]] = []
+    for i, ((p, _), (unit, cur)) in enumerate(zip(tables, units)):
+        prev = out[-1] if i and tables[i - 1][0] is p else None
+        if unit.factor is None and prev and prev[0].factor and (not cur or not prev[1] or cur == prev[1]):
+            unit = replace(unit, factor=prev[0].factor, text=unit.text or prev[0].text)
+        out.append((unit, cur))
+    return out
 
 
 @dataclass
