@@ -92,6 +92,7 @@ _ASKS_CHANGE = re.compile(r"(?i)\b(?:laid off|let go|layoffs?|redundanc|reduc|cu
 # share"): the face value of one share, never an amount of equity, earnings or a dividend.
 _PAR_AFTER = re.compile(r"(?i)^\s*(?:per share\s+)?(?:par|nominal|stated|face)\s+value\b")
 _PAR_BEFORE = re.compile(r"(?i)\b(?:par|nominal|stated|face)\s+value(?:\s+of)?\s*(?:US\$|[$€£¥])?\s*$")
+_ASKS_PAR = re.compile(r"(?i)\b(?:par|nominal) value")  # a question asking for it keeps such figures
 _NUMBER_WORDS = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
                  r"sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:-\w+)?")
 _NOTE_REF = re.compile(r"(?i)\b(?:note|notes|page|pages|section|item|part|phase|tier|level|schedule|figure|"
@@ -231,6 +232,7 @@ def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
     asked = nums.question_currency(question)
     per_share = nums.asks_per_share(question)
     changes = bool(_ASKS_CHANGE.search(search_text(question, company)))
+    asks_par = bool(_ASKS_PAR.search(question))
     dollar = report_dollar(context_pages or pages, report_currency)
     year = page_year(pages)
     before, after = a.prose_window_words
@@ -269,7 +271,7 @@ def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report
                     why = "the question asks about a change, no change word next to the figure"
                 if why is None and not changes and _BY_CHANGE.search(s[max(0, h.start - 40):h.start]):
                     why = "a change ('reduced by', 'grew by'), the level is asked"
-                if why is None and not re.search(r"(?i)\b(?:par|nominal) value", question) and (
+                if why is None and not asks_par and (
                         _PAR_AFTER.match(s[h.end:]) or _PAR_BEFORE.search(s[max(0, h.start - 40):h.start])):
                     why = "a share's par value, not an amount of the metric"
                 if why is None and _CHANGE.match(s[h.end:]):
