@@ -186,6 +186,31 @@ def test_two_processes_meeting_one_damaged_cache_file_move_it_aside_once(tmp_pat
         assert len(DiskCache(path)) == 3  # every process's write is in the one new file
 
 
+def test_a_missing_cache_file_is_made_only_under_the_lock(tmp_path):
+    """The CI failure of stop 50 ("disk I/O error" in the race above): a process that found no file let sqlite
+    make one (and its -wal/-shm) while another process, between moving a damaged file aside and making the
+    new one, held the lock; the mover then took those for the damaged file's. Now a missing file is made
+    only under the lock: while another holder has it, opening waits and makes nothing."""
+    import fcntl
+    import threading
+
+    from rag.models.cache import DiskCache
+
+    path = tmp_path / "llm.sqlite"
+    made = []
+    with open(str(path) + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # what _recover holds while it moves a file aside
+        t = threading.Thread(target=lambda: made.append(DiskCache(path)))
+        t.start()
+        t.join(1.0)
+        assert t.is_alive() and not path.exists(), sorted(p.name for p in tmp_path.iterdir())
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    t.join(30)
+    assert made and path.exists()
+    made[0].put("a", b"1")
+    assert made[0].get("a") == b"1"
+
+
 def test_a_connection_opened_before_the_file_was_replaced_follows_the_new_file(tmp_path):
     """A cache object (another thread's or process's) that opened the file before a second one moved it
     aside writes to the new file, not to the moved one."""

@@ -71,13 +71,17 @@ class DiskCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        try:
-            self._open_schema()
-        except sqlite3.DatabaseError as e:
-            if not is_corrupt(e):
-                raise
-            self._recover(e)
-            self._open_schema()
+        for attempt in range(3):
+            try:
+                self._open_schema()
+                return
+            except sqlite3.DatabaseError as e:
+                if attempt == 2 or not (self._replaced() or is_corrupt(e)):
+                    raise
+                if self._replaced():
+                    self._drop_conn()  # another process moved the file aside as this one opened it
+                else:
+                    self._recover(e)
 
     # ---- connections ---------------------------------------------------------------------------
     def _inode(self) -> int | None:
@@ -93,20 +97,47 @@ class DiskCache:
             return c
         if c is not None:
             c.close()
-        # The inode is taken BEFORE connecting: a file found unreadable is then known by the inode that failed,
-        # never by one another process made meanwhile (which _recover must not move aside).
-        self._local.conn, self._local.ino = None, self._inode()
-        c = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+        self._local.conn = self._local.ino = None
+        c = self._connect()
         try:
             _retry_locked(c, "PRAGMA journal_mode=WAL")
             c.execute("PRAGMA synchronous=NORMAL")
         except BaseException:
             c.close()
             raise
-        if self._local.ino is None:  # the file did not exist: sqlite just made it
-            self._local.ino = self._inode()
         self._local.conn = c
         return c
+
+    def _connect(self) -> sqlite3.Connection:
+        """Open the file, making it only under the flock (and recording its inode in ``self._local.ino``).
+
+        Why: a process that found no file and let sqlite make one while another process was moving a damaged
+        file aside made a file (and -wal/-shm) that the mover then took for the damaged one's, and a
+        connection whose -shm was moved under it failed with "disk I/O error" (seen once in CI). An existing
+        file is opened read-write without create (``mode=rw``): if it vanishes between the look and the
+        open, the open fails and the loop looks again. The inode is taken BEFORE connecting: a file found
+        unreadable is then known by the inode that failed, never by one another process made meanwhile
+        (which _recover must not move aside).
+        """
+        uri = Path(os.path.abspath(self.path)).as_uri() + "?mode=rw"
+        while True:
+            self._local.ino = self._inode()
+            if self._local.ino is not None:
+                try:
+                    return sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+                except sqlite3.OperationalError:
+                    if self._inode() is None:
+                        continue  # moved aside between the look and the open: look again
+                    raise
+            with self._file_lock():  # no file: make it, while no one can be moving one aside
+                c = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+                self._local.ino = self._inode()
+                return c
+
+    def _replaced(self) -> bool:
+        """True when this thread's connection is to a file no longer at the path (moved aside meanwhile)."""
+        ino = getattr(self._local, "ino", None)
+        return ino is not None and ino != self._inode()
 
     def _drop_conn(self) -> None:
         c = getattr(self._local, "conn", None)
@@ -129,11 +160,17 @@ class DiskCache:
     # ---- an unreadable file --------------------------------------------------------------------
     @contextmanager
     def _file_lock(self) -> Iterator[None]:
+        """An flock on ``<name>.lock`` (re-entrant within a thread: _recover makes the new file under it)."""
+        if getattr(self._local, "locked", False):
+            yield
+            return
         with open(self.path.with_name(self.path.name + ".lock"), "a") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
+            self._local.locked = True
             try:
                 yield
             finally:
+                self._local.locked = False
                 fcntl.flock(f, fcntl.LOCK_UN)
 
     def _recover(self, e: BaseException) -> None:
@@ -162,6 +199,9 @@ class DiskCache:
         try:
             return self._conn().execute(sql, params).fetchall()
         except sqlite3.DatabaseError as e:
+            if self._replaced():  # moved aside by another process: read the new file
+                self._drop_conn()
+                return self._conn().execute(sql, params).fetchall()
             if not is_corrupt(e):
                 raise
             self._recover(e)
