@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from .common import printed as nums
+from .common.report_currency import report_currency
 from ..core.artifacts import hash_key, read_json, run_dir_of
 from ..core.stage import Stage
 # comparison_direction, CtxPage, finalize_references: re-exported, tests import them from rag.answer.
@@ -105,8 +106,8 @@ def answer_question(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: Ret
             out.update(value=na, references=[], na_reason="no pages retrieved")
         else:
             rep = report_or_none(ds, sha1s[0])
-            res = answer_pages(llm, cfg, q.kind, q.text, pages, rep.currency if rep else None, counter,
-                               rep.company if rep else "")
+            cur = report_currency(cfg, sha1s[0], rep.currency if rep else None)
+            res = answer_pages(llm, cfg, q.kind, q.text, pages, cur, counter, rep.company if rep else "")
             if q.kind == "name" and cfg.answer.full_names:
                 res = _full_name(res, pages)
             refs = finalize_references(cfg, q.kind, res["value"], res["cited"], pages, res["answering_part"])

@@ -21,6 +21,7 @@ from ..core.dataset import Dataset, Question
 from .fuse import answer_pages, ask
 from .interpret import finalize_references
 from .common.prompts import NA
+from .common.report_currency import report_currency
 from ..core.records import RetrievalRecord
 
 # Words that say which end of a comparison wins (a question with words of both sides goes to the prompt).
@@ -55,8 +56,8 @@ def answer_comparative(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: 
                                    f"{sub_q!r} ({sha1}): re-run stage 05_retrieve")
         sub_pages = per_report[sha1]
         rep = report_or_none(ds, sha1)
-        res = answer_pages(llm, cfg, "number", sub_q, sub_pages, rep.currency if rep else None, counter,
-                           rep.company if rep else "") \
+        cur = report_currency(cfg, sha1, rep.currency if rep else None)
+        res = answer_pages(llm, cfg, "number", sub_q, sub_pages, cur, counter, rep.company if rep else "") \
             if sub_pages else {"value": NA, "cited": [], "calls": [], "interpretation": {}, "answering_part": None}
         refs = finalize_references(cfg, "number", res["value"], res["cited"], sub_pages, res["answering_part"])
         sub_answers.append({"sha1": sha1, "company": rep.company if rep else sha1, "question": sub_q,

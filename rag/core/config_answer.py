@@ -162,6 +162,9 @@ class AnswerConfig(_Frozen):
     # "days payable outstanding", "3 year average EBITDA margin", "2 year revenue CAGR": operands in each one's
     # year column of the top computed_pages pages; an operand missing -> the usual path. Rounded as the question
     # asks, else to computed_decimals.
+    currency_source: Literal["subset", "text"] = Field(
+        "subset", description="The report's currency for figures printing none: subset.csv's, or the one the "
+                              "report's text states (rag.answer.common.report_currency; measured: RESULTS.md).")
     computed_figures: bool = Field(
         False, description="Ratios, margins, growth and averages reports do not print, computed in code from "
                            "operand candidates (rag.answer.computed.computed; measured: RESULTS.md).")
