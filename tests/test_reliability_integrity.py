@@ -330,6 +330,21 @@ def test_a_damaged_stage_artifact_is_rebuilt_like_a_missing_one(parsed, damage):
     assert "damaged" not in again.stderr and "0 to run, 4 current" in again.stdout  # said once
 
 
+# Frames of the notebook kernel's message loop: a kernel shutting down under load may log a zmq/tornado
+# callback traceback (seen once in a full suite run) that says nothing about the pipeline.
+_KERNEL_IO = ("/zmq/", "/tornado/", "/asyncio/", "/jupyter_client/", "/ipykernel/")
+
+
+def _our_tracebacks(stderr: str) -> list[str]:
+    """Tracebacks in ``stderr`` with a frame outside the kernel's message loop (every one but that noise)."""
+    out = []
+    for block in stderr.split("Traceback (most recent call last):")[1:]:
+        frames = re.findall(r'File "([^"]+)"', block.split("\n\n", 1)[0])
+        if not frames or any(not any(k in f for k in _KERNEL_IO) for f in frames):
+            out.append(block[:500])
+    return out
+
+
 @pytest.mark.slow
 def test_a_truncated_artifact_under_rag_run_notebooks_is_rebuilt(parsed):
     """The same under `rag run` (notebooks): it was exit 1 after a ~100-line papermill traceback."""
@@ -340,7 +355,7 @@ def test_a_truncated_artifact_under_rag_run_notebooks_is_rebuilt(parsed):
     target.write_bytes(good[:500])
     p = _pipeline(data, out, "nb", "01_parse", notebooks=True)
     assert p.returncode == 0, p.stdout + p.stderr[-3000:]
-    assert "Traceback" not in p.stderr and target.read_bytes() == good
+    assert not _our_tracebacks(p.stderr) and target.read_bytes() == good, p.stderr[-3000:]
     assert f"rebuilt because their artifacts were damaged: {target.stem}" in p.stderr
 
 
