@@ -21,7 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rag.init_guess import guess_company, guess_currency, page_texts  # noqa: E402
+from rag.clean.currency import guess_currency  # noqa: E402
+from rag.init_guess import guess_company, page_texts  # noqa: E402
 from rag.retrieve.route import name_variants  # noqa: E402
 
 

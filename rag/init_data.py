@@ -15,7 +15,8 @@ Contract:
   ``rag run`` carries such a report through (01 fails it, the others go on). Nothing is written before all
   PDFs are read; the folder is assembled beside ``out`` and renamed into place, so a failure leaves no
   half-written dataset. Duplicate files (same sha1) become one row and a warning.
-- Company and currency come from :mod:`rag.init_guess` (``guess_company``, ``guess_currency``).
+- Company and currency come from :mod:`rag.init_guess` (``guess_company``) and :mod:`rag.clean.currency`
+  (``guess_currency``).
 """
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ from pathlib import Path
 from .core.dataset import DatasetError, sha1_of
 from .init_aliases import COVER_PAGES, aliases_cell, company_aliases
 from .init_filing import FilingGuess, assign_quarters, detect_filing
-from .init_guess import guess_company, guess_currency, page_texts
+from .clean.currency import guess_currency
+from .init_guess import guess_company, page_texts
 
 DEFAULT_CURRENCY = "USD"  # when the text names no currency at all (a warning says so)
 

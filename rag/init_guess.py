@@ -1,7 +1,7 @@
-"""Company and currency of a report, guessed from its text (``rag init`` fills subset.csv with them;
-rag.init_filing guesses the filing type and period).
+"""Company of a report, guessed from its text (``rag init`` fills subset.csv with it; the currency:
+rag.clean.currency; rag.init_filing guesses the filing type and period).
 
-Contract: ``guess_company(pages) -> str | None`` and ``guess_currency(pages) -> str | None``: heuristics on the
+Contract: ``guess_company(pages) -> str | None`` (the currency: :mod:`rag.clean.currency`): heuristics on the
 text of the pages (``page_texts``; the first FIRST_PAGES, and a stated currency on any page), measured by
 benchmarks/init_guess.py; None when nothing is found. ``page_texts(pdf, n=MAX_PAGES) -> [text]`` of the first
 ``n`` pages (pypdfium2).
@@ -12,7 +12,6 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from .clean.currency import guess_currency  # noqa: F401 - rag init's guess, re-exported
 from .core.pdf import pdf_page_texts
 from .retrieve.route import normalize_tokens
 

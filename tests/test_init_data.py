@@ -11,7 +11,8 @@ import pytest
 from rag.core.dataset import DatasetError, load_dataset
 from rag.demo_pdf import render_report
 from rag.init_data import InitError, init_dataset, main
-from rag.init_guess import guess_company, guess_currency, page_texts
+from rag.clean.currency import guess_currency
+from rag.init_guess import guess_company, page_texts
 
 
 def _pdf(folder: Path, file: str, name: str, money: str = "€12.5 million", year: int = 2024) -> Path:

@@ -76,9 +76,10 @@ class DiskCache:
                 self._open_schema()
                 return
             except sqlite3.DatabaseError as e:
-                if attempt == 2 or not (self._replaced() or is_corrupt(e)):
+                replaced = self._replaced()
+                if attempt == 2 or not (replaced or is_corrupt(e)):
                     raise
-                if self._replaced():
+                if replaced:
                     self._drop_conn()  # another process moved the file aside as this one opened it
                 else:
                     self._recover(e)
