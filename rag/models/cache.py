@@ -19,52 +19,20 @@ Nothing read back is trusted (issue 45: garbage values gave exit 0 with every an
   atomically (a torn write leaves the previous state), and the CRC catches what the disk got wrong.
 Not covered: WAL needs shared memory, so processes on different machines sharing a cache folder over NFS may
 still corrupt it (sqlite's documented limit); the checks above then find it and recompute.
+Keys, checksums, the damage check and moving a file aside are in :mod:`rag.models.cache_rows`.
 """
 from __future__ import annotations
 
 import fcntl
-import hashlib
-import json
 import os
 import sqlite3
 import threading
-import time
-import zlib
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from ..core import integrity
-
-# Seconds a writer waits for another process's lock before sqlite raises "database is locked".
-_BUSY_TIMEOUT_S = 60.0
-# Pause between tries of a statement that sqlite fails at once with "database is locked" (see _retry_locked).
-_LOCKED_RETRY_S = 0.05
-# sqlite's names of an unreadable file (Python 3.11+ sets sqlite_errorname; the messages are the fallback).
-_CORRUPT = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
-_CORRUPT_TEXT = ("malformed", "not a database")
-
-Check = Callable[[bytes], Any]  # raises ValueError naming what is wrong with a value read back
-
-
-def make_key(*parts: Any) -> str:
-    """sha256 of the canonical JSON of ``parts`` (sorted keys, so dict order does not matter)."""
-    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
-def checksum(key: str, value: bytes) -> int:
-    """CRC-32 of key and value (a value stored under another key fails it too)."""
-    return zlib.crc32(value, zlib.crc32(key.encode("utf-8")))
-
-
-def is_corrupt(e: BaseException) -> bool:
-    """True when sqlite says the file itself cannot be read (not: locked, full, read-only)."""
-    if not isinstance(e, sqlite3.DatabaseError):
-        return False
-    name = getattr(e, "sqlite_errorname", "") or ""
-    return name.startswith(_CORRUPT) or any(t in str(e) for t in _CORRUPT_TEXT)
-
+from .cache_rows import BUSY_TIMEOUT_S, Check, checksum, damage, is_corrupt, move_aside, retry_locked
 
 class DiskCache:
     def __init__(self, path: Path | str):
@@ -101,7 +69,7 @@ class DiskCache:
         self._local.conn = self._local.ino = None
         c = self._connect()
         try:
-            _retry_locked(c, "PRAGMA journal_mode=WAL")
+            retry_locked(c, "PRAGMA journal_mode=WAL")
             c.execute("PRAGMA synchronous=NORMAL")
         except BaseException:
             c.close()
@@ -125,13 +93,13 @@ class DiskCache:
             self._local.ino = self._inode()
             if self._local.ino is not None:
                 try:
-                    return sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+                    return sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
                 except sqlite3.OperationalError:
                     if self._inode() is None:
                         continue  # moved aside between the look and the open: look again
                     raise
             with self._file_lock():  # no file: make it, while no one can be moving one aside
-                c = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+                c = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
                 self._local.ino = self._inode()
                 return c
 
@@ -148,11 +116,11 @@ class DiskCache:
 
     def _open_schema(self) -> None:
         c = self._conn()
-        _retry_locked(c, "CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v BLOB NOT NULL, c INTEGER)")
+        retry_locked(c, "CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v BLOB NOT NULL, c INTEGER)")
         cols = {row[1] for row in c.execute("PRAGMA table_info(kv)")}
         if "c" not in cols:  # a cache made before checksums: its rows keep c NULL (checked by shape alone)
             try:
-                _retry_locked(c, "ALTER TABLE kv ADD COLUMN c INTEGER")
+                retry_locked(c, "ALTER TABLE kv ADD COLUMN c INTEGER")
             except sqlite3.OperationalError as e:
                 if "duplicate column" not in str(e):  # another process added it first
                     raise
@@ -181,18 +149,7 @@ class DiskCache:
         with self._file_lock():
             if failed_ino is None or self._inode() != failed_ino:
                 return  # another process or thread already replaced it (and made its table, under this lock)
-            stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-            dest = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
-            n = 1
-            while dest.exists():
-                n += 1
-                dest = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{n}")
-            os.replace(self.path, dest)
-            for side in ("-wal", "-shm"):  # the journal of the damaged file belongs with it
-                p = self.path.with_name(self.path.name + side)
-                if p.exists():
-                    os.replace(p, dest.with_name(dest.name + side))
-            integrity.note_moved(self.path, dest, str(e))
+            integrity.note_moved(self.path, move_aside(self.path), str(e))
             self._open_schema()
 
     def _read(self, sql: str, params: list[Any]) -> list[tuple]:
@@ -221,7 +178,7 @@ class DiskCache:
         for i in range(0, len(keys), step):
             part = keys[i:i + step]
             for k, v, c in self._read(f"SELECT k, v, c FROM kv WHERE k IN ({','.join('?' * len(part))})", part):
-                why = _damage(k, v, c, check)
+                why = damage(k, v, c, check)
                 if why:
                     bad[k] = (v, why)
                 else:
@@ -274,36 +231,3 @@ class DiskCache:
 
     def __len__(self) -> int:
         return self._conn().execute("SELECT COUNT(*) FROM kv").fetchone()[0]
-
-
-def _damage(k: str, v: Any, c: int | None, check: Check | None) -> str:
-    """Why a row read back is damaged, or "" when it is sound."""
-    if not isinstance(v, (bytes, bytearray, memoryview)):
-        return f"value is {type(v).__name__}, not bytes"
-    v = bytes(v)
-    if c is not None and checksum(k, v) != c:
-        return "checksum mismatch"
-    if check is not None:
-        try:
-            check(v)
-        except (ValueError, TypeError, KeyError) as e:
-            return f"{type(e).__name__}: {e}"
-    return ""
-
-
-def _retry_locked(c: sqlite3.Connection, sql: str) -> None:
-    """Run ``sql``, trying again while sqlite says "database is locked", up to ``_BUSY_TIMEOUT_S``.
-
-    Why: switching a new database file to WAL needs an exclusive lock and sqlite does not call the busy
-    handler for it, so two processes opening the same fresh cache at once (two Ray workers starting stage
-    04) failed one of them at once (seen in CI; 2 of 600 opens in a 3-process race here).
-    """
-    deadline = time.monotonic() + _BUSY_TIMEOUT_S
-    while True:
-        try:
-            c.execute(sql)
-            return
-        except sqlite3.OperationalError as e:
-            if "locked" not in str(e) or time.monotonic() > deadline:
-                raise
-            time.sleep(_LOCKED_RETRY_S)

@@ -31,7 +31,8 @@ from typing import Sequence
 import numpy as np
 
 from .base import Usage, UsageMeter
-from .cache import DiskCache, make_key
+from .cache import DiskCache
+from .cache_rows import make_key
 
 # Output dimension of known models (so a fully cached run needs no model load to know it).
 KNOWN_DIMS = {"all-MiniLM-L6-v2": 384, "text-embedding-3-large": 3072, "text-embedding-3-small": 1536}

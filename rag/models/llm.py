@@ -47,7 +47,8 @@ from typing import Any, Sequence
 from pydantic import BaseModel
 
 from .base import LLMResult, ModelError, ModelUnavailable, StructuredOutputError, Usage, UsageMeter
-from .cache import DiskCache, make_key
+from .cache import DiskCache
+from .cache_rows import make_key
 from .chat_params import CLIENT_PARAMS, is_reasoning_model, price, reasoning_params, request_format
 from .jsonx import parse_structured, repair_messages
 from .llm_backends import check_backend, endpoint
