@@ -202,6 +202,14 @@ def test_margin_average_growth_and_cash_flow_formulas(make_cfg):
     assert at["value"] == round(1200 / 2000, 2)  # "Total current assets" is not total assets
 
 
+def test_a_figure_in_another_currency_than_asked_is_not_computed(make_cfg):
+    cfg = cfg_(make_cfg)
+    fcf = "What is the FY2018 free cash flow (in {})? Answer in millions."
+    assert C.answer_computed(cfg, fcf.format("USD"), pages(), "USD", "Acme")["value"] == 150_000_000
+    res = C.answer_computed(cfg, fcf.format("AUD"), pages(), "USD", "Acme")  # a USD report asked in AUD
+    assert res["value"] == "N/A" and "asked AUD, figures in USD" in res["interpretation"]["computed"]["fallback"]
+
+
 def test_balance_sheet_item_refuses_a_cash_flow_change_row_ranked_above_it(make_cfg):
     changes = """Table: Consolidated Statements of Cash Flows — values in millions of USD
 | | 2018 | 2017 |

@@ -22,7 +22,8 @@ Contracts:
   (formula, expression, year, every operand with value, printed figure, row label, page, period and the page
   line it was read from; result, rounded value) and, when an operand is missing, value N/A and
   ``computed["fallback"]`` saying which and why (the caller then answers as without computed figures: no
-  number is ever made up). Operands in different currencies -> missing. Cited pages: the operands' pages.
+  number is ever made up). Operands in different currencies, or in another than the question asks ("(in AUD)")
+  -> missing. Cited pages: the operands' pages.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ...core.config import RunConfig
+from ..common import printed as nums
 from ..common.context import CtxPage
 from ..numbers.figures import NA, Candidate, _norm_label, aliases_for, build_candidates, dedupe, parse_tables, report_year
 from .formulas import METRIC, SPAN, Ask, Lexicon, lexicon_path, load_lexicon, recognise
@@ -209,6 +211,10 @@ def answer_computed(cfg: RunConfig, question: str, pages: list[CtxPage], report_
         currencies = {o.cand.currency for o in found.values() if o.cand.currency and o.cand.unit != "%"}
         if len(currencies) > 1:
             raise Missing("currency", year, f"operands in several currencies: {', '.join(sorted(currencies))}")
+        asked, cur = nums.question_currency(question), nums.resolve_dollar(next(iter(currencies), None),
+                                                                          report_currency) or report_currency
+        if asked and cur and cur.upper() != asked:  # as for a printed figure (rag.answer.interpret)
+            raise Missing("currency", year, f"asked {asked}, figures in {cur}")
         if isinstance(result, complex) or math.isnan(result) or math.isinf(result):
             raise Missing("result", year, f"the arithmetic gives no real number ({result})")
         value, unit = present(ask, result, cfg.answer.computed_decimals)
