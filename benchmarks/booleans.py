@@ -3,13 +3,17 @@ and for P(true) thresholds read from the log-probabilities 06 records (``answer.
 paired flips between two runs of the same questions (another CPU build, batch size or machine).
 
     python benchmarks/booleans.py --data D --run RUN [--run RUN2 ...] [--thresholds 0.5,0.7,0.9]
+        [--both 0.15,0.2] [--totals-only]
 
 Per run and rule: True-gold answered True / n, False-gold answered True / n, right / n, and how many
 questions the rule could not be replayed for ("unread": the run's reasoning said true on page k and stopped,
 P(true) stayed below t on pages 1..k, so a logprob run would have read pages the run never read). A run made
 with ``answer.boolean_decision=logprob`` is replayed exactly for its own threshold. With two or more runs:
 flips against the first run per rule (questions answered differently), counted over questions replayable in
-both. P(true) per page: the value token's probability of "true" against "false" (rag.models.logprobs).
+both. P(true) per page: the value token's probability of "true" against "false" (rag.models.logprobs). ``--both t``
+replays ``answer.boolean_decision=both`` at t: true at the first page whose reasoning says true with P(true) >= t
+(unread when the run stopped at a reasoning "true" below t). ``--totals-only`` prints the group totals and no
+per-question line (a report half).
 """
 from __future__ import annotations
 
@@ -31,23 +35,32 @@ def boolean_calls(run_dir: Path, qid: str) -> tuple[list[dict], dict]:
     return [c for c in d.get("calls", []) if "value" in c or "p_true" in c], d
 
 
-def replay(calls: list[dict], record: dict, rule: str | float) -> bool | None:
+def replay(calls: list[dict], record: dict, rule: str | float, early_stop: bool = True) -> bool | None:
     """The answer ``rule`` gives on these calls: "cot" = the recorded answer; a float t = true at the first
-    page with P(true) >= t, false when every page was read and none reached t, None when pages the rule would
-    read were not read (the run stopped at a reasoning "true")."""
+    page with P(true) >= t; "both:t" = true at the first page whose reasoning says true with P(true) >= t; false
+    when no page does and every page the rule would read was read; None when the run stopped at a reasoning
+    "true" (``early_stop``) before the pages the rule would read next."""
     if rule == "cot":
         return record.get("value") is True
     ps = [c.get("p_true") for c in calls]
     if any(p is None for p in ps):
         return None
-    if any(p >= rule for p in ps):
+    if isinstance(rule, str):  # "both:t"
+        t = float(rule.split(":")[1])
+        cots = [(c.get("interpretation") or {}).get("cot_answer", c.get("value")) for c in calls]
+        hit = any(v is True and p >= t for v, p in zip(cots, ps))
+    else:
+        hit = any(p >= rule for p in ps)
+    if hit:
         return True
-    stopped_early = bool(calls) and calls[-1].get("value") is True  # reading ended on a "true"
+    stopped_early = early_stop and bool(calls) and calls[-1].get("value") is True  # reading ended on a "true"
     return None if stopped_early else False
 
 
 def rule_name(rule: str | float) -> str:
-    return rule if rule == "cot" else f"p>={rule:g}"
+    if isinstance(rule, str):
+        return rule if rule == "cot" else f"cot&p>={float(rule.split(':')[1]):g}"
+    return f"p>={rule:g}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,23 +68,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", required=True)
     ap.add_argument("--run", action="append", required=True)
     ap.add_argument("--thresholds", default="0.1,0.15,0.2,0.25,0.3,0.4,0.5")
+    ap.add_argument("--both", default="0.15,0.2,0.25", help="thresholds of the 'both' rule")
+    ap.add_argument("--totals-only", action="store_true", help="no per-question line (a report half)")
     a = ap.parse_args(argv)
     ds = load_dataset(a.data, check_hashes=False)
     qs = [q for q in ds.questions if q.kind == "boolean" and q.text in ds.gold]
-    rules: list[str | float] = ["cot"] + [float(t) for t in a.thresholds.split(",")]
+    rules: list[str | float] = (["cot"] + [float(t) for t in a.thresholds.split(",")]
+                                + [f"both:{t}" for t in a.both.split(",") if t])
     answers: dict[str, dict] = {}
     for run in a.run:
         cfg = load_config("offline", data_dir=a.data, run=run)
+        man = json.loads((cfg.run_dir / "06_answer" / "manifest.json").read_text())
+        early = man.get("config", {}).get("answer", {}).get("early_stop", True)
         per: dict = {}
         for q in qs:
             calls, rec = boolean_calls(cfg.run_dir, q.qid)
-            per[q.qid] = {r: replay(calls, rec, r) for r in rules}
+            per[q.qid] = {r: replay(calls, rec, r, early) for r in rules}
             per[q.qid]["ps"] = [c.get("p_true") for c in calls]
         answers[run] = per
     gold = {q.qid: ds.gold[q.text].answers[0].strip().lower() == "true" for q in qs}
     n_t, n_f = sum(gold.values()), sum(not g for g in gold.values())
     print(f"{a.data}: {len(qs)} boolean questions ({n_t} True-gold, {n_f} False-gold)")
-    print(f"{'run':<16} {'rule':<10} {'True-gold->True':>16} {'False-gold->True':>17} {'right':>7} {'unread':>7}")
+    print(f"{'run':<16} {'rule':<12} {'True-gold->True':>16} {'False-gold->True':>17} {'right':>7} {'unread':>7}")
     for run, per in answers.items():
         for r in rules:
             vals = {qid: v[r] for qid, v in per.items()}
@@ -79,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             ft = sum(1 for q, v in vals.items() if v is True and not gold[q])
             right = sum(1 for q, v in vals.items() if v is not None and v == gold[q])
             unread = sum(1 for v in vals.values() if v is None)
-            print(f"{run:<16} {rule_name(r):<10} {tt:>10} / {n_t:<3} {ft:>11} / {n_f:<3} {right:>7} {unread:>7}")
+            print(f"{run:<16} {rule_name(r):<12} {tt:>10} / {n_t:<3} {ft:>11} / {n_f:<3} {right:>7} {unread:>7}")
     if len(a.run) > 1:
         base = a.run[0]
         print(f"\nflips against {base} (questions replayable in both runs)")
@@ -87,7 +105,10 @@ def main(argv: list[str] | None = None) -> int:
             for r in rules:
                 both = [q for q in gold if answers[base][q][r] is not None and answers[run][q][r] is not None]
                 flips = [q for q in both if answers[base][q][r] != answers[run][q][r]]
-                print(f"{run:<16} {rule_name(r):<10} {len(flips)} of {len(both)}  {' '.join(flips)}")
+                ids = "" if a.totals_only else " ".join(flips)
+                print(f"{run:<16} {rule_name(r):<12} {len(flips)} of {len(both)}  {ids}")
+    if a.totals_only:
+        return 0
     print("\nP(true) per page read (run: qid gold [p...])")
     for run, per in answers.items():
         for q in gold:

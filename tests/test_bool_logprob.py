@@ -29,11 +29,34 @@ def test_field_p_true_reads_the_value_token_and_normalises_over_true_and_false()
 
 
 def test_decide_uses_p_only_when_asked(make_cfg):
-    cot = make_cfg()
+    cot = make_cfg(overrides={"answer.boolean_decision": "cot"})
     lp = make_cfg(overrides={"answer.boolean_decision": "logprob", "answer.boolean_min_p_true": 0.7})
     assert decide(cot, 0.9, False) == (False, "cot")
     assert decide(lp, 0.9, False) == (True, "logprob") and decide(lp, 0.6, True) == (False, "logprob")
     assert decide(lp, None, True) == (True, "cot")  # no log-probabilities: the reasoning's answer stands
+
+
+def test_both_says_true_only_when_the_reasoning_and_p_agree(make_cfg):
+    both = make_cfg(overrides={"answer.boolean_decision": "both", "answer.boolean_min_p_true": 0.2})
+    assert decide(both, 0.25, True) == (True, "both")
+    assert decide(both, 0.15, True) == (False, "both")  # the reasoning says true, the value token does not
+    assert decide(both, 0.9, False) == (False, "both")  # P alone never makes a true
+    assert decide(both, None, True) == (True, "cot")  # no log-probabilities: the reasoning's answer stands
+
+
+def test_with_both_a_true_reasoning_below_p_reads_on_to_the_next_page(make_cfg):
+    from rag.models import count_tokens
+
+    cfg = make_cfg(overrides={"answer.pages_per_call": {"boolean": 1}, "answer.boolean_p_true": True,
+                              "answer.boolean_decision": "both", "answer.boolean_min_p_true": 0.5,
+                              "answer.early_stop": True})
+    llm = _LogprobFake(cot_answer=True, p_by_text={"alpha": 0.3, "beta": 0.9})
+    res = answer_pages(llm, cfg, "boolean", "Did it buy back shares?", _pages(), None, lambda t: count_tokens(t, cfg))
+    assert [c["value"] for c in res["calls"]] == [False, True]  # page 1: P 0.3 < 0.5, so page 2 is read
+    assert res["value"] is True and res["answering_part"][0].page == 2
+    res = answer_pages(_LogprobFake(True, {"alpha": 0.3, "beta": 0.4}), cfg, "boolean", "Did it buy back shares?",
+                       _pages(), None, lambda t: count_tokens(t, cfg))
+    assert res["value"] is False
 
 
 class _LogprobFake(FakeLLM):
@@ -67,7 +90,8 @@ def test_06_records_p_true_per_page_and_decides_by_it_when_asked(make_cfg):
     from rag.models import count_tokens
 
     q = "Did the company announce a share buyback?"
-    base = {"answer.pages_per_call": {"boolean": 1}, "answer.boolean_p_true": True}
+    base = {"answer.pages_per_call": {"boolean": 1}, "answer.boolean_p_true": True,
+            "answer.boolean_decision": "cot"}
     counter = lambda t: count_tokens(t, cfg)  # noqa: E731
     cfg = make_cfg(overrides=base)
     llm = _LogprobFake(cot_answer=False, p_by_text={"alpha": 0.2, "beta": 0.8})

@@ -140,15 +140,17 @@ class AnswerConfig(_Frozen):
     boolean_p_true: bool = Field(
         True, description="Record P(true) from token log-probabilities in every boolean call (measured: "
                           "RESULTS.md).")
-    # "cot": the chain-of-thought answer decides; "logprob": true when P(true) >= boolean_min_p_true. A decision
-    # from one logit difference of the prompt moves with the CPU build only near the threshold; a generated
-    # chain of reasoning can take another path on another build. Other presets (other models) keep "cot".
-    boolean_decision: Literal["cot", "logprob"] = Field(
-        "cot", description="What decides a boolean: the chain-of-thought answer or P(true) (measured: "
-                               "RESULTS.md).")
+    # "cot": the chain-of-thought answer decides; "logprob": true when P(true) >= boolean_min_p_true; "both": a
+    # page says true only when its reasoning says true and its P(true) >= boolean_min_p_true (two readings of the
+    # same page agreeing). A decision from one logit difference of the prompt moves with the CPU build only near
+    # the threshold; a generated chain of reasoning can take another path on another build. Without P(true) (a
+    # preset with boolean_p_true off, a backend without log-probabilities) "both" is "cot".
+    boolean_decision: Literal["cot", "logprob", "both"] = Field(
+        "cot", description="What decides a boolean: the chain-of-thought answer, P(true), or both agreeing "
+                            "(measured: RESULTS.md).")
     boolean_min_p_true: float = Field(
-        0.2, ge=0, le=1, description="P(true) at which a boolean is true (boolean_decision logprob; measured: "
-                                     "RESULTS.md).")
+        0.2, ge=0, le=1, description="P(true) at which a boolean is true (boolean_decision logprob or both; "
+                                     "measured: RESULTS.md).")
     # False: a page costs one prompt evaluation and a few tokens (no reasoning in the debug record: P(true) per
     # page instead; a true cites the page it was read on). True: each page's reasoning is recorded again
     # (widgets, `rag ask`'s "Why:").

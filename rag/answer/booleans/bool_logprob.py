@@ -9,7 +9,8 @@ Contract:
   ``p_seconds``. Never raises for a model error: the chain-of-thought answer stands then.
 - ``p_decides(cfg, p)``: whether P decides (so a part whose reasoning call failed or was skipped still has
   an answer); ``decide(cfg, p, cot_value) -> (value, how)``: with ``answer.boolean_decision == "logprob"`` and a ``p``:
-  ``p >= answer.boolean_min_p_true`` ("logprob"); else the chain-of-thought value ("cot").
+  ``p >= answer.boolean_min_p_true`` ("logprob"); with ``"both"`` and a ``p``: the chain-of-thought value and
+  ``p >= answer.boolean_min_p_true`` ("both"); else the chain-of-thought value ("cot").
 """
 from __future__ import annotations
 
@@ -56,4 +57,6 @@ def decide(cfg: RunConfig, p: float | None, cot_value: bool) -> tuple[bool, str]
     """The boolean answer of one part and what decided it (module contract)."""
     if p_decides(cfg, p):
         return p >= cfg.answer.boolean_min_p_true, "logprob"
+    if cfg.answer.boolean_decision == "both" and p is not None:
+        return bool(cot_value) and p >= cfg.answer.boolean_min_p_true, "both"
     return bool(cot_value), "cot"
