@@ -3,7 +3,8 @@ by group (values found of value-gold, N/A precision, ERC's reference score), wit
 (the offline default picks numbers in code; a variant asking the model for a pick is refused).
 
     python benchmarks/number_replay.py --run outputs/RUN --data D \\
-        --variant base: --variant wide:answer.figure_pages=5 [--show]
+        --variant base: --variant wide:answer.figure_pages=5 [--show] [--totals-only]
+        --variant bm25:run=outputs/RUN2          # the same code on another run's 05 pages
 
 RUN: a run scored on D whose 05_retrieve records exist (pages and texts come from them, so 02's text is the
 one 05 saw). Each variant is NAME:KEY=VAL,KEY=VAL over the offline preset. Why not a 06 rerun: a number
@@ -37,16 +38,18 @@ def right(v: object, gold: list[str]) -> bool:
     return max(score_number(v, g) for g in gold) == 1.0
 
 
-def variants_of(specs: list[str], code_only: bool = True) -> list[tuple[str, object]]:
-    """``NAME:KEY=VAL,KEY=VAL`` specs -> (name, offline config with those overrides); ``code_only``: a
-    variant that would ask the model to pick is refused."""
+def variants_of(specs: list[str], code_only: bool = True) -> list[tuple[str, object, Path | None]]:
+    """``NAME:KEY=VAL,KEY=VAL`` specs -> (name, offline config with those overrides, the run whose 05 records
+    it reads or None for --run's); ``code_only``: a variant that would ask the model to pick is refused."""
     out = []
     for spec in specs:
         name, _, over = spec.partition(":")
-        cfg = load_config("offline", overrides=parse_set([x for x in over.split(",") if x]))
+        items = [x for x in over.split(",") if x]
+        run = next((Path(x.split("=", 1)[1]) for x in items if x.startswith("run=")), None)
+        cfg = load_config("offline", overrides=parse_set([x for x in items if not x.startswith("run=")]))
         if code_only and cfg.answer.figure_pick != "code":
             raise SystemExit(f"variant {name}: figure_pick must be 'code' here (no model calls)")
-        out.append((name, cfg))
+        out.append((name, cfg, run))
     return out
 
 
@@ -57,10 +60,12 @@ def main() -> int:
     ap.add_argument("--variant", action="append", required=True, metavar="NAME:KEY=VAL,...")
     ap.add_argument("--show", action="store_true", help="print every question whose answer differs")
     ap.add_argument("--misses", action="store_true", help="print every question the first variant gets wrong")
+    ap.add_argument("--totals-only", action="store_true", help="no per-question line (a report half)")
     a = ap.parse_args()
     ds = load_dataset(a.data)
     recs = load_retrievals(a.run)
     variants = variants_of(a.variant)
+    other = {v[2]: load_retrievals(v[2]) for v in variants if v[2] is not None}
     counter = lambda t: len(t) // 4  # noqa: E731 - tokens are only shown in debug records
     rows = []
     for q in ds.questions:
@@ -69,14 +74,16 @@ def main() -> int:
         gold = list(ds.gold[q.text].answers)
         row = {"qid": q.qid, "q": q.text, "kind": q.kind, "gold": gold, "gold_na": [g.upper() for g in gold] == ["N/A"]}
         pools = ds.gold[q.text].pools
-        for name, cfg in variants:
-            out = answer_question(None, cfg, ds, q, recs[q.qid], counter)
+        if any(q.qid not in r for r in other.values()):
+            continue
+        for name, cfg, run in variants:
+            out = answer_question(None, cfg, ds, q, (other[run] if run else recs)[q.qid], counter)
             row[name] = out["value"]
             refs = [PageRef(sha1=r["sha1"], page=r["page"]) for r in out["references"]]
             row[name + ":R"] = score_references(refs, pools)["ref_score"]
         rows.append(row)
     base = variants[0][0]
-    if a.misses:
+    if a.misses and not a.totals_only:
         for r in rows:
             if not (right(r[base], r["gold"]) or (r["gold_na"] and r[base] == "N/A")):
                 print(f"  MISS {r['qid']} gold={' | '.join(r['gold'])} {base}={r[base]} | {r['q']}")
@@ -84,7 +91,7 @@ def main() -> int:
     print("| variant | kind | values found / value-gold | value-gold N/A | value-gold wrong | N/A-gold N/A | "
           "N/A precision | reference score (sum) |")
     print("|---|---|---|---|---|---|---|---|")
-    for name, _ in variants:
+    for name, _, _ in variants:
         for kind in ("number", "comparative"):
             rs = [r for r in rows if r["kind"] == kind]
             vg = [r for r in rs if not r["gold_na"]]
@@ -96,7 +103,7 @@ def main() -> int:
             refs = sum(r[name + ":R"] for r in rs)
             print(f"| {name} | {kind} | {found} / {len(vg)} | {vna} | {len(vg) - found - vna} | {nna} / {len(ng)} | "
                   f"{prec} | {refs:.2f} |")
-    for name, _ in variants[1:]:
+    for name, _, _ in variants[1:]:
         flips = Tally()
         print(f"\npaired {base} -> {name} (one or two questions either way are noise):")
         for r in rows:
@@ -104,7 +111,7 @@ def main() -> int:
             ok_b = right(r[name], r["gold"]) or (r["gold_na"] and r[name] == "N/A")
             tag = "GAINED" if ok_b and not ok_a else "LOST  " if ok_a and not ok_b else ""
             flips[tag or "same"] += 1
-            if tag or (a.show and r[base] != r[name]):
+            if not a.totals_only and (tag or (a.show and r[base] != r[name])):
                 print(f"  {tag or 'other '} {r['qid']} gold={r['gold'][0]} {base}={r[base]} {name}={r[name]} | {r['q'][:90]}")
         print(f"  gained {flips['GAINED']}, lost {flips['LOST  ']}")
     return 0
