@@ -114,3 +114,36 @@ def test_a_real_server_answers_the_choice_with_probabilities(make_cfg):
     assert sum(call["probs"]) == pytest.approx(1.0, abs=1e-6)
     n, p = mc.decide(call["probs"], 0.0)
     assert 1 <= n <= len(cands) and p == max(call["probs"][1:])
+
+
+class LineFakeLLM:
+    """Answers each one-line yes/no call with P(true) by the line's figure."""
+    model = "fake"
+
+    def __init__(self, p_by_figure: dict[str, float]):
+        self.p, self.seen = p_by_figure, []
+
+    def complete(self, messages, schema=None, **params):
+        self.seen.append((messages, params))
+        printed = messages[-1]["content"].split("\n")[1].rsplit("|", 1)[1].split("[")[0].strip()
+        p = self.p[printed]
+        lps = [['{"final_answer":', [['{"final_answer":', 0.0]]],
+               [" true", [[" true", math.log(p)], [" false", math.log(1 - p)]]], ["}", [["}", 0.0]]]]
+        return LLMResult(value=schema.model_validate({"final_answer": p >= 0.5}), raw="", model=self.model,
+                         usage=Usage(prompt_tokens=10, requests=1), logprobs=lps)
+
+
+def test_line_by_line_each_line_is_judged_alone_and_the_best_p_true_stands(make_cfg):
+    cfg = make_cfg(overrides={"answer.metric_choice": True, "answer.metric_choice_by": "lines",
+                              "answer.metric_choice_min_p": 0.5})
+    page = CtxPage(SHA, 3, PAGE, 0)
+    llm = LineFakeLLM({"4,100": 0.8, "12": 0.3})
+    out = answer_from_tables(llm, cfg, Q_HEAD, [page], "USD", len, "Acme Corp")
+    info = out["interpretation"]
+    assert len(llm.seen) == 2 and all(m[-1]["content"].startswith("LINE:\n") for m, _ in llm.seen)
+    assert all("1." not in m[-1]["content"].split("\n")[1][:3] for m, _ in llm.seen)  # no list number
+    assert out["value"] == 4100.0 and info["picked_by"] == "meaning"
+    assert sorted(info["meaning"]["probs"][1:]) == pytest.approx([0.3, 0.8])
+    assert info["meaning"]["probs"][0] == pytest.approx(0.2) and out["calls"][0]["usage"]["requests"] == 2
+    low = answer_from_tables(LineFakeLLM({"4,100": 0.4, "12": 0.3}), cfg, Q_HEAD, [page], "USD", len, "Acme Corp")
+    assert low["value"] == "N/A" and "best P 0.40 < 0.5" in low["interpretation"]["na_reason"]

@@ -99,6 +99,11 @@ class AnswerConfig(_Frozen):
     # (log-probabilities) is at least metric_choice_min_p.
     metric_choice: bool = Field(
         False, description="Numbers matched by meaning (rag.answer.numbers.metric_choice; measured: RESULTS.md).")
+    # "choice": one call showing the lines numbered, P(line) from the first digit; "lines": one yes/no call per
+    # line, P(true) per line (rag.answer.numbers.line_check); the best line stands at metric_choice_min_p either way.
+    metric_choice_by: Literal["choice", "lines"] = Field(
+        "choice", description="How the reader matches lines by meaning: choosing one of them, or judging each "
+                              "alone (measured: RESULTS.md).")
     metric_choice_list: int = internal(
         8, ge=1, le=9, description="Lines shown to the reader (one digit each: the probability is read there).")
     metric_choice_min_p: float = Field(

@@ -20,6 +20,8 @@ Contracts:
   backend gives no log-probabilities or the call failed (then the parsed choice is taken at probability 1).
 - ``decide(probs, min_p) -> (n, p)``: the likeliest line (1..k) and its probability when that is at least
   ``min_p`` (``answer.metric_choice_min_p``, chosen on the tuning half), else (0, P(0)): N/A.
+- With ``answer.metric_choice_by = "lines"`` the choice is :func:`rag.answer.numbers.line_check.check_lines` instead
+  (each line alone, P(true) per line), decided by ``decide`` the same way.
 - ``answer_by_meaning(llm, cfg, question, pages, report_currency, counter, company)``: the result shape of
   :func:`rag.answer.numbers.figure_pick.answer_from_tables`; ``interpretation["meaning"]`` holds the shown lines
   (label, value, page, cosine), ``probs`` and the decision, so a threshold can be replayed without a call.
@@ -164,7 +166,12 @@ def answer_by_meaning(llm: Any, cfg: RunConfig, question: str, pages: list[CtxPa
         info["na_reason"] = "no figure on the top pages passes the unit, period and currency checks"
         return {"value": NA, "cited": [], "calls": [], "interpretation": info, "answering_part": None}
     shown = [c for c, _ in short]
-    call = choose(llm, cfg, question, shown)
+    if a.metric_choice_by == "lines":  # each line put to the reader alone, P(true) per line
+        from .line_check import check_lines
+
+        call = check_lines(llm, cfg, question, shown)
+    else:
+        call = choose(llm, cfg, question, shown)
     n, p = decide(call.get("probs"), a.metric_choice_min_p)
     info["meaning"] = {"shown": [{"label": c.label, "value": c.value, "page": c.page, "sha1": c.sha1,
                                   "cosine": s, "source": c.source} for c, s in short],

@@ -1,0 +1,88 @@
+"""Numbers matched by meaning, line by line (stage 06, ``answer.metric_choice_by = "lines"``): each of the lines
+closest in meaning to the asked metric is put to the reader alone, as a yes/no question, and P(true) is read from
+the log-probabilities of its answer, as for yes/no pages.
+
+Why: asked to choose one of nine numbered lines, the 1.5B answered "none" with P 0.3-0.9 even where the gold line
+was shown (RESULTS.md, "Values asked in the generator's words"); a single line and a yes/no is the question it
+answers best, and P(true) per line ranks the lines by the reader's own judgement.
+
+Contracts:
+- ``check_lines(llm, cfg, question, shown) -> dict``: one call per line of ``shown`` (the prompt
+  ``prompts/figures/line_check.txt``: system, a worked example, then the line and the question; the answer's
+  grammar ``{"final_answer": boolean}``); returns a call record whose ``probs`` has the shape
+  :func:`rag.answer.numbers.metric_choice.decide` reads: ``[1 - max p, p_1, ..., p_k]`` (p_i = P(true) of line i;
+  a line whose call failed or gave no log-probabilities: its parsed answer as 1.0 / 0.0, else 0.0), ``p_lines``,
+  summed ``usage`` and ``seconds``. Never raises for a model error.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ...core.config import RunConfig
+from ..common.calls import one_shot_messages, prompt_sections, prompts_dir, sections_version
+from .figures import Candidate, format_candidates
+
+LINE_FILE = Path("figures") / "line_check.txt"
+TOP_LOGPROBS = 10
+MAX_TOKENS = 24  # '{"final_answer": true}' is ~7 tokens
+_SECTIONS = ("system", "line", "question", "answer")
+
+
+class LineVerdict(BaseModel):
+    """The reader's yes/no on one line: the value token comes first, so P(true) is read there."""
+    final_answer: bool
+
+
+def _parts(pdir: Path) -> dict[str, str]:
+    return prompt_sections(pdir / LINE_FILE, _SECTIONS)
+
+
+def line_check_version(pdir: Path) -> str:
+    return sections_version(_parts(pdir))
+
+
+def line_messages(question: str, c: Candidate, pdir: Path) -> list[dict[str, str]]:
+    """The one-line prompt: the line without its list number, then the question."""
+    line = format_candidates([c]).split(". ", 1)[1]
+    return one_shot_messages(_parts(pdir), "line", line, question, "LINE")
+
+
+def check_lines(llm: Any, cfg: RunConfig, question: str, shown: list[Candidate]) -> dict[str, Any]:
+    """See module docstring."""
+    from ...models.base import ModelError, StructuredOutputError
+    from ...models.logprobs import field_p_true
+
+    pdir = prompts_dir(cfg)
+    t0 = time.perf_counter()
+    ps: list[float] = []
+    usage: dict[str, Any] = {}
+    errors: list[str] = []
+    chars = 0
+    last: list[dict[str, str]] = []
+    for c in shown:
+        messages = line_messages(question, c, pdir)
+        chars += sum(len(m["content"]) for m in messages)
+        last = messages
+        try:
+            res = llm.complete(messages, schema=LineVerdict, logprobs=True, top_logprobs=TOP_LOGPROBS,
+                               max_tokens=MAX_TOKENS)
+        except (ModelError, StructuredOutputError) as e:
+            errors.append(str(e)[:200])
+            ps.append(0.0)
+            continue
+        p = field_p_true(res.logprobs, "final_answer")
+        if p is None:  # no log-probabilities (some backends): the parsed answer, taken as certain
+            v = res.value.final_answer if isinstance(res.value, LineVerdict) else False
+            p = 1.0 if v else 0.0
+        ps.append(round(p, 6))
+        for k, v in res.usage.as_dict().items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                usage[k] = usage.get(k, 0) + v
+    probs = [round(1 - max(ps), 6) if ps else 1.0, *ps]
+    return {"kind": "metric_lines", "prompt_version": line_check_version(pdir), "messages_chars": chars,
+            "raw": "", "parsed": None, "usage": usage, "model": "", "error": "; ".join(errors) or None,
+            "probs": probs, "p_lines": ps, "seconds": round(time.perf_counter() - t0, 3), "messages": last}
