@@ -34,6 +34,7 @@ from typing import Any, Iterable, Iterator
 from ..core import integrity
 from .cache_rows import BUSY_TIMEOUT_S, Check, checksum, damage, is_corrupt, move_aside, retry_locked
 
+
 class DiskCache:
     def __init__(self, path: Path | str):
         self.path = Path(path)

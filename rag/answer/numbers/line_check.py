@@ -59,7 +59,7 @@ def check_lines(llm: Any, cfg: RunConfig, question: str, shown: list[Candidate])
     pdir = prompts_dir(cfg)
     t0 = time.perf_counter()
     ps: list[float] = []
-    usage: dict[str, Any] = {}
+    usage = None  # rag.models.Usage, summed over the lines' calls
     errors: list[str] = []
     chars = 0
     last: list[dict[str, str]] = []
@@ -79,10 +79,8 @@ def check_lines(llm: Any, cfg: RunConfig, question: str, shown: list[Candidate])
             v = res.value.final_answer if isinstance(res.value, LineVerdict) else False
             p = 1.0 if v else 0.0
         ps.append(round(p, 6))
-        for k, v in res.usage.as_dict().items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                usage[k] = usage.get(k, 0) + v
+        usage = res.usage if usage is None else usage + res.usage
     probs = [round(1 - max(ps), 6) if ps else 1.0, *ps]
     return {"kind": "metric_lines", "prompt_version": line_check_version(pdir), "messages_chars": chars,
-            "raw": "", "parsed": None, "usage": usage, "model": "", "error": "; ".join(errors) or None,
+            "raw": "", "parsed": None, "usage": usage.as_dict() if usage else {}, "model": "", "error": "; ".join(errors) or None,
             "probs": probs, "p_lines": ps, "seconds": round(time.perf_counter() - t0, 3), "messages": last}
