@@ -12,7 +12,8 @@ from rag.core.dataset import load_dataset
 from rag.core.records import CandidatePage, RetrievalRecord, RoutedReport
 from rag.evaluate.financebench import (append_verdict, hand_verdicts, judge_number, judge_yes_no, routing_accuracy,
                                        score_run, verdict)
-from rag.importers.financebench import FinanceBenchError, asked_unit, import_financebench, map_question
+from rag.importers.fb_questions import asked_unit, map_question
+from rag.importers.financebench import FinanceBenchError, import_financebench
 
 DOCS = [{"doc_name": "ACME_2018_10K", "company": "Acme", "doc_type": "10k", "doc_period": 2018, "gics_sector": "Industrials"},
         {"doc_name": "ACME_2022_10K", "company": "Acme", "doc_type": "10k", "doc_period": 2022},

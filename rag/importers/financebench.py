@@ -1,4 +1,4 @@
-"""FinanceBench (Islam et al. 2023) -> a project dataset; the question mapping is reusable on its own.
+"""FinanceBench (Islam et al. 2023) -> a project dataset; each question mapped by `fb_questions`.
 
 Source layout (the benchmark's repository, or ``../shared/financebench-dev``)::
 
@@ -10,11 +10,7 @@ Source layout (the benchmark's repository, or ``../shared/financebench-dev``)::
 
 Contract:
 - ``read_benchmark(src, problems=None) -> Benchmark`` reads both files (errors name file and line).
-- ``map_question(q, sha1_by_doc) -> MappedQuestion``: one benchmark question as a project question (text,
-  kind), its gold (answers in the unit the question asks, evidence pages as 0-based ``sha1:page_index``
-  pools, one pool per evidence entry) and its FinanceBench metadata (type, answer form, unit, decimals
-  shown). Pure: no file access. ``form`` is "number" (gold is one number: kind number), "yes/no" (gold starts
-  with yes/no: kind boolean, gold "True"/"False") or "text" (kind text, gold the free-text answer).
+- Each question is mapped by :func:`rag.importers.fb_questions.map_question` (pure: no file access).
 - ``filing_of(doc) -> (period, doc_type)`` in subset.csv's terms ("2024Q2", "10-Q").
 - ``import_financebench(src, out, companies=None) -> ImportResult`` writes ``out`` (subset.csv with period,
   doc_type, file and aliases columns (aliases: tickers and the registrant's printed name from each company's
@@ -39,6 +35,7 @@ from pathlib import Path
 from ..core.config import DATASET_SETTINGS
 from ..core.dataset import DatasetError, normalize_doc_type, sha1_of
 from ..init_aliases import aliases_cell, company_aliases, read_covers
+from .fb_questions import FORMS, map_question
 
 # The dataset's own defaults (rag.core.config reads them over the preset; --set still wins).
 SETTINGS_TOML = """\
@@ -52,16 +49,6 @@ QUESTIONS_FILE = "data/financebench_open_source.jsonl"
 DOCS_FILE = "data/financebench_document_information.jsonl"
 PDF_DIR = "pdfs"
 META_FILE = "financebench.jsonl"  # per imported question: id, type, form, unit, gold as written, doc_name, filing
-FORMS = ("number", "yes/no", "text")
-_KIND_OF_FORM = {"number": "number", "yes/no": "boolean", "text": "text"}
-# One number, maybe signed, with $ and a trailing % ("$1577.00", "30.8%", "-3.7", "(0.5)").
-_NUMBER = re.compile(r"^\(?\s*(?P<sign>-)?\s*\$?\s*(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)\s*(?P<pct>%)?\s*\)?$")
-_YESNO = re.compile(r"^\s*(?P<w>yes|no)\b", re.I)
-# The unit a question asks for; first match wins (a question says it once).
-_UNITS = (("USD billions", re.compile(r"\b(?:USD|US\$|\$)\s*billions?\b|\bbillions?\s+of\s+(?:USD|dollars)", re.I)),
-          ("USD millions", re.compile(r"\b(?:USD|US\$|\$)\s*millions?\b|\bmillions?\s+of\s+(?:USD|dollars)", re.I)),
-          ("USD thousands", re.compile(r"\b(?:USD|US\$|\$)\s*thousands?\b", re.I)),
-          ("percent", re.compile(r"\bpercent(?:s|age)?\b|\bas\s+a\s+%|%\s*\)|in\s+%", re.I)))
 
 
 class FinanceBenchError(DatasetError):
@@ -77,27 +64,6 @@ class Benchmark:
     src: Path
     docs: dict[str, dict]  # doc_name -> document_information row
     questions: list[dict]  # open_source rows, file order
-
-
-@dataclass(frozen=True)
-class MappedQuestion:
-    text: str
-    kind: str  # project kind: number | boolean | text
-    form: str  # FinanceBench answer form: number | yes/no | text
-    answers: tuple[str, ...]  # gold in the dataset's terms (number in the asked unit, "True"/"False", text)
-    pools: tuple[tuple[str, ...], ...]  # ("sha1:page_index" 0-based, ...) per evidence entry
-    doc_name: str
-    meta: dict = field(default_factory=dict)  # financebench_id, question_type, unit, decimals, gold as written...
-
-    def question_json(self, sha1_by_doc: dict[str, str] | None = None) -> dict:
-        """questions.json's entry; ``filing``: the sha1 of the question's own filing (its doc_name), read by
-        the per-filing setting (``retrieve.given_filing``)."""
-        filing = (sha1_by_doc or {}).get(self.doc_name, "")
-        return {"text": self.text, "kind": self.kind, "financebench_id": self.meta.get("financebench_id", ""),
-                **({"filing": filing} if filing else {})}
-
-    def gold_json(self) -> dict:
-        return {"kind": self.kind, "answers": list(self.answers), "reference_pools": [list(p) for p in self.pools]}
 
 
 @dataclass(frozen=True)
@@ -171,70 +137,6 @@ def filing_of(doc: dict) -> tuple[str, str]:
         return f"{m.group(1)}Q{m.group(2)}", doc_type
     period = str(doc.get("doc_period", "")).strip()
     return (period if re.fullmatch(r"\d{4}", period) else ""), doc_type
-
-
-def answer_form(answer: str) -> str:
-    """"number" (one number, $ and % allowed), "yes/no" (starts with yes or no), else "text"."""
-    if _NUMBER.match(answer.strip()):
-        return "number"
-    if _YESNO.match(answer):
-        return "yes/no"
-    return "text"
-
-
-def asked_unit(question: str) -> str:
-    """The unit the question asks its number in: "USD millions", "USD billions", "percent" or ""."""
-    for unit, rx in _UNITS:
-        if rx.search(question):
-            return unit
-    return ""
-
-
-def gold_number(answer: str) -> tuple[float, int, bool]:
-    """(value, decimals shown, had %) of a number-form gold answer ("$1577.00" -> (1577.0, 2, False))."""
-    m = _NUMBER.match(answer.strip())
-    if not m:
-        raise ValueError(f"not a number answer: {answer!r}")
-    num = m.group("num").replace(",", "")
-    value = float(num) * (-1 if m.group("sign") or answer.strip().startswith("(") else 1)
-    decimals = len(num.split(".")[1]) if "." in num else 0
-    return value, decimals, bool(m.group("pct"))
-
-
-def map_question(q: dict, sha1_by_doc: dict[str, str]) -> MappedQuestion:
-    """One FinanceBench question -> project question + gold + metadata (see module contract).
-
-    Evidence pages stay 0-based (``sha1:page_index``, as answers.json stores them); evidence in a document
-    missing from ``sha1_by_doc`` is dropped (and counted in ``meta["evidence_dropped"]``).
-    """
-    answer = str(q["answer"]).strip()
-    form = answer_form(answer)
-    kind = _KIND_OF_FORM[form]
-    meta = {k: q.get(k) for k in ("financebench_id", "company", "question_type", "question_reasoning",
-                                  "justification")}
-    meta.update(form=form, gold_as_written=answer, doc_name=q["doc_name"])
-    if form == "number":
-        value, decimals, pct = gold_number(answer)
-        unit = asked_unit(q["question"]) or ("percent" if pct else "")
-        meta.update(unit=unit, decimals=decimals)
-        answers: tuple[str, ...] = (f"{value:.{decimals}f}",)
-    elif form == "yes/no":
-        answers = ("True" if _YESNO.match(answer).group("w").lower() == "yes" else "False",)
-    else:
-        answers = (answer,)
-    pools, dropped = [], 0
-    for ev in q.get("evidence") or []:
-        doc = ev.get("doc_name") or ev.get("evidence_doc_name") or q["doc_name"]
-        page = ev.get("evidence_page_num")
-        if doc not in sha1_by_doc or not isinstance(page, int):
-            dropped += 1
-            continue
-        ref = f"{sha1_by_doc[doc]}:{page}"
-        if (ref,) not in pools:
-            pools.append((ref,))
-    meta["evidence_dropped"] = dropped
-    return MappedQuestion(text=q["question"], kind=kind, form=form, answers=answers, pools=tuple(pools),
-                          doc_name=q["doc_name"], meta=meta)
 
 
 def _selected(bench: Benchmark, companies: set[str] | None) -> tuple[list[dict], list[str]]:
