@@ -151,7 +151,7 @@ class AnswerConfig(_Frozen):
     # the threshold; a generated chain of reasoning can take another path on another build. Without P(true) (a
     # preset with boolean_p_true off, a backend without log-probabilities) "both" is "cot".
     boolean_decision: Literal["cot", "logprob", "both"] = Field(
-        "cot", description="What decides a boolean: the chain-of-thought answer, P(true), or both agreeing "
+        "both", description="What decides a boolean: the chain-of-thought answer, P(true), or both agreeing "
                             "(measured: RESULTS.md).")
     boolean_min_p_true: float = Field(
         0.2, ge=0, le=1, description="P(true) at which a boolean is true (boolean_decision logprob or both; "
