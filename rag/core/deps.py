@@ -68,7 +68,8 @@ KEY_RULES: dict[str, dict[str, Any]] = {
     "answer": {"computed_figures": ADDED, "metric_choice": ADDED, "text_from_evidence": ADDED,
                **{f: ("unused_when", "text_from_evidence", False)
                   for f in ("text_evidence_pages", "text_evidence_lines", "text_evidence_tokens")},
-               **{f: ("unused_when", "metric_choice", False) for f in ("metric_choice_by", "metric_choice_list", "metric_choice_min_p")},
+               **{f: ("unused_when", "metric_choice", False)
+                  for f in ("metric_choice_by", "metric_choice_list", "metric_choice_min_p")},
                **{f: ("unused_when", "computed_figures", False)
                   for f in ("computed_pages", "computed_decimals", "formulas_file")}},
 }

@@ -17,17 +17,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from pydantic import BaseModel
-
 from ...core.config import RunConfig
 from ...models.logprobs import field_p_true
-from ..common.calls import prompts_dir
+from ..common.calls import BooleanDecision, prompts_dir
 from ..common.prompts import build_messages
-
-
-class BooleanDecision(BaseModel):
-    """The decision alone: the value token comes first, right after the prompt."""
-    final_answer: bool
 
 
 def p_true_call(llm: Any, cfg: RunConfig, question: str, context: str) -> dict[str, Any]:

@@ -2,6 +2,9 @@
 rag.answer.numbers.figure_pick, which import nothing of each other's calls).
 
 - ``structured_call(llm, messages, schema) -> dict``: raw, parsed, repaired, usage, model, error.
+- ``BooleanDecision``: the grammar of a yes/no decision alone, ``{"final_answer": boolean}``, whose value token's
+  log-probabilities give P(true) (yes/no pages: rag.answer.booleans.bool_logprob; one line against a metric:
+  rag.answer.numbers.line_check).
 - ``prompts_dir(cfg)``: the prompt blocks' folder (``answer.prompts_dir``, relative to the project).
 - ``prompt_sections(path, required)``: a prompt file's ``--- name`` sections; ``sections_version(...)`` their hash;
   ``one_shot_messages(...)``: system, one worked example, the real list and question.
@@ -13,7 +16,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from ...core.config import RunConfig, project_path
+
+
+class BooleanDecision(BaseModel):
+    """The decision alone: the value token comes first, right after the prompt."""
+    final_answer: bool
 
 
 def structured_call(llm: Any, messages: list[dict[str, str]], schema: type) -> dict[str, Any]:

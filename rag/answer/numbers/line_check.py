@@ -9,7 +9,8 @@ answers best, and P(true) per line ranks the lines by the reader's own judgement
 Contracts:
 - ``check_lines(llm, cfg, question, shown) -> dict``: one call per line of ``shown`` (the prompt
   ``prompts/figures/line_check.txt``: system, a worked example, then the line and the question; the answer's
-  grammar ``{"final_answer": boolean}``); returns a call record whose ``probs`` has the shape
+  grammar ``{"final_answer": boolean}``, the yes/no pages' own
+  :class:`rag.answer.common.calls.BooleanDecision`); returns a call record whose ``probs`` has the shape
   :func:`rag.answer.numbers.metric_choice.decide` reads: ``[1 - max p, p_1, ..., p_k]`` (p_i = P(true) of line i;
   a line whose call failed or gave no log-probabilities: its parsed answer as 1.0 / 0.0, else 0.0), ``p_lines``,
   summed ``usage`` and ``seconds``. Never raises for a model error.
@@ -20,21 +21,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from ...core.config import RunConfig
-from ..common.calls import one_shot_messages, prompt_sections, prompts_dir, sections_version
+from ..common.calls import BooleanDecision, one_shot_messages, prompt_sections, prompts_dir, sections_version
 from .figures import Candidate, format_candidates
 
 LINE_FILE = Path("figures") / "line_check.txt"
 TOP_LOGPROBS = 10
 MAX_TOKENS = 24  # '{"final_answer": true}' is ~7 tokens
 _SECTIONS = ("system", "line", "question", "answer")
-
-
-class LineVerdict(BaseModel):
-    """The reader's yes/no on one line: the value token comes first, so P(true) is read there."""
-    final_answer: bool
 
 
 def _parts(pdir: Path) -> dict[str, str]:
@@ -68,7 +62,7 @@ def check_lines(llm: Any, cfg: RunConfig, question: str, shown: list[Candidate])
         chars += sum(len(m["content"]) for m in messages)
         last = messages
         try:
-            res = llm.complete(messages, schema=LineVerdict, logprobs=True, top_logprobs=TOP_LOGPROBS,
+            res = llm.complete(messages, schema=BooleanDecision, logprobs=True, top_logprobs=TOP_LOGPROBS,
                                max_tokens=MAX_TOKENS)
         except (ModelError, StructuredOutputError) as e:
             errors.append(str(e)[:200])
@@ -76,11 +70,12 @@ def check_lines(llm: Any, cfg: RunConfig, question: str, shown: list[Candidate])
             continue
         p = field_p_true(res.logprobs, "final_answer")
         if p is None:  # no log-probabilities (some backends): the parsed answer, taken as certain
-            v = res.value.final_answer if isinstance(res.value, LineVerdict) else False
+            v = res.value.final_answer if isinstance(res.value, BooleanDecision) else False
             p = 1.0 if v else 0.0
         ps.append(round(p, 6))
         usage = res.usage if usage is None else usage + res.usage
     probs = [round(1 - max(ps), 6) if ps else 1.0, *ps]
     return {"kind": "metric_lines", "prompt_version": line_check_version(pdir), "messages_chars": chars,
-            "raw": "", "parsed": None, "usage": usage.as_dict() if usage else {}, "model": "", "error": "; ".join(errors) or None,
-            "probs": probs, "p_lines": ps, "seconds": round(time.perf_counter() - t0, 3), "messages": last}
+            "raw": "", "parsed": None, "usage": usage.as_dict() if usage else {}, "model": "",
+            "error": "; ".join(errors) or None, "probs": probs, "p_lines": ps,
+            "seconds": round(time.perf_counter() - t0, 3), "messages": last}
