@@ -18,7 +18,7 @@ Contract (see ``base.LLM``):
   keeps doing so (``schema_fallbacks`` counts them).
 - Each HTTP chat call is disk-cached (``<cache_dir>/llm.sqlite``) under (model id, messages, response
   format, sampling params); a hit sends no request. An entry read back must parse to its shape
-  (:func:`_check_entry`); a damaged one is dropped and asked again (:mod:`rag.models.cache`).
+  (:func:`rag.models.chat_entry.check_entry`); a damaged one is dropped and asked again (:mod:`rag.models.cache`).
   ``LLMResult.usage`` sums the call and its repair; ``usage.cached`` is True only when nothing was sent.
   Every ``complete`` adds its usage ONCE to ``self.meter`` (``meter.snapshot()`` = totals).
 - A local llama.cpp / vLLM server that dies is restarted at most ``cfg.llm.server_max_restarts`` times
@@ -34,11 +34,11 @@ Contract (see ``base.LLM``):
   top alternatives (cached with the text; :mod:`rag.models.logprobs` reads a JSON field's value from them).
 
 Each backend's endpoint (and its up-front checks) is in ``llm_backends``; what a request carries for a model
-(prices, reasoning-model params, the structured response format) in ``chat_params``.
+(prices, reasoning-model params, the structured response format) in ``chat_params``; a cache entry's format
+and the error a failed call ends in, in ``chat_entry``.
 """
 from __future__ import annotations
 
-import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -46,9 +46,10 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel
 
-from .base import LLMResult, ModelError, ModelUnavailable, StructuredOutputError, Usage, UsageMeter
+from .base import LLMResult, ModelError, StructuredOutputError, Usage, UsageMeter
 from .cache import DiskCache
 from .cache_rows import make_key
+from .chat_entry import check_entry, decode_entry, encode_entry, final_error
 from .chat_params import CLIENT_PARAMS, is_reasoning_model, price, reasoning_params, request_format
 from .jsonx import parse_structured, repair_messages
 from .llm_backends import check_backend, endpoint
@@ -142,11 +143,9 @@ class ChatLLM:
         key = make_key("chat", self.backend if self.backend == "llama_cpp" else "remote", self._cache_model, messages,
                        response_format, params)
         if self.cache is not None:
-            hit = self.cache.get(key, _check_entry)
+            hit = self.cache.get(key, check_entry)
             if hit is not None:
-                d = json.loads(hit)
-                return (d["text"], Usage(d["prompt_tokens"], d["completion_tokens"], 0, True, 0.0, 0.0),
-                        d.get("logprobs"))
+                return decode_entry(hit)
         kwargs: dict[str, Any] = {k: v for k, v in params.items() if k in CLIENT_PARAMS}
         extra = {k: v for k, v in params.items() if k not in CLIENT_PARAMS}
         if response_format is not None:
@@ -181,7 +180,7 @@ class ChatLLM:
                     continue  # the request killed it (or it died meanwhile): ensure_alive decides above
                 retry_after, retryable = retry_decision(e)
                 if not retryable or attempt >= c.max_retries:
-                    raise self._final_error(e, sent) from e
+                    raise final_error(e, f"{self.backend} model {self.model!r}", self.server, c, sent) from e
                 time.sleep(backoff_s(attempt, c.retry_base_s, c.retry_max_s, retry_after))
                 attempt += 1
         text = resp.choices[0].message.content or ""
@@ -190,26 +189,8 @@ class ChatLLM:
         usage = Usage(pt, ct, sent, False, price(self.model, pt, ct), time.time() - t0, restarts)
         lps = token_logprobs(resp) if params.get("logprobs") else None
         if self.cache is not None:
-            entry = {"text": text, "prompt_tokens": pt, "completion_tokens": ct}
-            self.cache.put(key, json.dumps({**entry, "logprobs": lps} if lps is not None else entry).encode())
+            self.cache.put(key, encode_entry(text, pt, ct, lps))
         return text, usage, lps
-
-    def _final_error(self, e: Exception, sent: int) -> Exception:
-        import openai
-
-        where = f"{self.backend} model {self.model!r}"
-        if isinstance(e, openai.AuthenticationError):
-            return ModelUnavailable(f"{where}: the API key in ${self.llm_cfg.api_key_env} was refused (401)")
-        if isinstance(e, (openai.APITimeoutError, openai.APIConnectionError)):
-            url = self.server.base_url if self.server else (self.llm_cfg.base_url or "api.openai.com")
-            tail = ("\nserver log:\n" + self.server.log_tail()) if self.server else ""
-            return ModelUnavailable(f"{where}: server at {url} unreachable after {sent} attempts ({e}); "
-                                    f"is it running?{tail}")
-        if isinstance(e, openai.APIStatusError):
-            err = ModelError(f"{where}: HTTP {e.status_code} after {sent} attempts: {str(e)[:1000]}")
-            err.status_code = e.status_code  # type: ignore[attr-defined]
-            return err
-        return e
 
     # ---- public API ------------------------------------------------------------------------------
     def _params(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -301,18 +282,6 @@ class ChatLLM:
                 if isinstance(r, Exception):
                     raise r
         return out
-
-
-def _check_entry(value: bytes) -> None:
-    """A cached chat entry read back: JSON ``{"text": str, "prompt_tokens": int, "completion_tokens": int
-    [, "logprobs": list | null]}``; raises ValueError naming what is wrong (the row is dropped, the call sent)."""
-    d = json.loads(value)  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-    if not isinstance(d, dict) or not isinstance(d.get("text"), str):
-        raise ValueError("no text")
-    if not all(isinstance(d.get(k), int) and d[k] >= 0 for k in ("prompt_tokens", "completion_tokens")):
-        raise ValueError("no token counts")
-    if not isinstance(d.get("logprobs", []), (list, type(None))):
-        raise ValueError("logprobs is not a list")
 
 
 _REGISTRY: dict[tuple, ChatLLM] = {}
