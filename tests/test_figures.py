@@ -582,3 +582,22 @@ def test_a_grid_split_off_a_scaled_statement_keeps_its_scale(make_cfg):
     alone = md[md.index("# LIABILITIES"):]  # no scaled grid above it on its page: the scale stays unstated
     (c,) = F.build_candidates(cfg_(make_cfg), deposits, [pg(alone)], "USD", "Acme Corp")
     assert c.value == 2_811_607 and "scale not stated" in c.unit
+
+
+def test_a_grid_split_from_its_dated_statement_by_a_text_line_keeps_the_statements_periods(make_cfg):
+    """The parser split a cash-flow statement at a wrapped label ("Adjustments to reconcile ..."): the second grid
+    has no header row. Of the same width on the same page, it continues the dated grid above it, also for a
+    question that names no period (it is no undated guess); a grid of another width does not."""
+    md = ("Acme Corp Consolidated Statements of Cash Flows (In thousands)\n\nYear Ended November 30,\n\n"
+          "Table: values in thousands of USD (as printed: \"(In thousands)\")\n| | 2022 | 2021 | 2020 |\n|---|---|---|---|\n"
+          "| Net earnings | $ 781,710 | $ 1,677,376 | $ 768,410 |\n\n"
+          "Adjustments to reconcile net earnings to net cash provided by\n\n"
+          "Table: Adjustments to reconcile net earnings to net cash provided by — values in thousands of USD\n"
+          "| | | | |\n|---|---|---|---|\n| Depreciation and amortization | 189,343 | 144,255 | 136,475 |\n"
+          "| Net cash provided by operating activities | 1,804,849 | 1,582,290 | 2,055,439 |\n")
+    cands = F.build_candidates(cfg_(make_cfg), Q_CFO, [pg(md)], "USD", "Acme Corp")
+    assert (cands[0].value, cands[0].period, cands[0].notes) == (1_804_849_000, "2022", [])
+    wider = md.replace("| | | | |\n|---|---|---|---|", "| | | | | |\n|---|---|---|---|---|").replace(
+        "| 1,804,849 |", "| 1,804,849 | 7 |")
+    cands = F.build_candidates(cfg_(make_cfg), Q_CFO, [pg(wider)], "USD", "Acme Corp")
+    assert "undated" in cands[0].notes

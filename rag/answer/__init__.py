@@ -48,7 +48,7 @@ from ..core.records import AnswerRecord, RetrievalRecord
 from .common.submission import build_submission, write_submission
 from ..retrieve import routing_na_reason
 
-CODE_VERSION = "06-answer-10"  # 10: a computed figure in another currency than asked is missing; 9: total rows of breakdowns, periods below grids, measures, heading rows (bold and plain), bullet columns, pence cells, counted nouns, qualifier penalty, parent entity notes, header text rows, the whole over its parts; 8: full entity names, named rows, statement bonus, per-share rows; 7: number candidates on all 10 pages, label qualifiers, notes columns, initialisms, prose range/name/change rules; 6: boolean P(true) from log-probabilities; 4: sentence candidates, N/A threshold, whole-word percentage questions; 5: unrouted/ambiguous questions N/A, names checked on pages
+CODE_VERSION = "06-answer-11"  # 11: a headerless grid continues the dated grid above it on its page for every question, not only those naming a period; 10: a computed figure in another currency than asked is missing; 9: total rows of breakdowns, periods below grids, measures, heading rows (bold and plain), bullet columns, pence cells, counted nouns, qualifier penalty, parent entity notes, header text rows, the whole over its parts; 8: full entity names, named rows, statement bonus, per-share rows; 7: number candidates on all 10 pages, label qualifiers, notes columns, initialisms, prose range/name/change rules; 6: boolean P(true) from log-probabilities; 4: sentence candidates, N/A threshold, whole-word percentage questions; 5: unrouted/ambiguous questions N/A, names checked on pages
 STAGE = stages.name_of("answer")  # this package's folder, from the registry (rag.core.stages)
 SUBMISSION = "submission.json"
 

@@ -112,20 +112,21 @@ class _Column:
 def _grid_column(p: CtxPage, t: MdTable, year: int | None, period_year: int | None,
                  above: tuple[str, list[tuple[int, int]], int] | None) -> tuple[_Column | None, Any]:
     """The column of grid ``t`` to read (None: the grid prints no wanted period) and the dated grid a next grid
-    of the page may continue (``above``: page key, dated columns, width; followed only with ``period_year``)."""
+    of the page may continue (``above``: page key, dated columns, width): a grid without a period header of the same
+    width on the same page continues the last dated one (the parser split a statement at a text line such as
+    "Adjustments to reconcile net earnings to net cash provided by")."""
     dated = _table_years(t)
     cols = printed_cols = _columns(t)  # ``cols`` may become the years read around the grid
     lines_above = text_above(p.text, t.order, ABOVE_LINES, joined=False)  # the text lines right above the grid
     if not dated:  # the period header the parser left above the grid
         dated = years_above(p.text, t.order, len(cols)) or years_below(p.text, t.order, len(cols))
         cols = [str(dict(dated).get(i, "")) for i in range(len(cols))] if dated else cols
-    if period_year is not None:
-        key = f"{p.sha1}:{p.page}"
-        if dated:
-            above = (key, dated, len(cols))
-        elif above and above[0] == key and above[2] == len(cols):
-            dated = above[1]  # the grid continues the dated one above it (its header row lost)
-            cols = [str(dict(dated).get(i, "")) for i in range(len(cols))]
+    key = f"{p.sha1}:{p.page}"
+    if dated:
+        above = (key, dated, len(cols))
+    elif above and above[0] == key and above[2] == len(cols):
+        dated = above[1]  # the grid continues the dated one above it (a statement split by a text line)
+        cols = [str(dict(dated).get(i, "")) for i in range(len(cols))]
     notes: list[str] = []
     penalty = 0.0
     if period_year is not None and dated:
