@@ -10,7 +10,7 @@ Contract:
   ``rag.parse.load_parsed``; a report whose parse failed is blocked (its reason in ``error``), one whose
   parse output is missing or invalid gets an ``error`` naming the file; the others still finish.
 - Owner of ``02_clean/``: ``load_clean(cfg, sha1)``, ``page_texts(cfg, sha1)`` and ``item_state(cfg, sha1)``
-  are how every other module reads it.
+  (:mod:`rag.clean.store`, re-exported here) are how every other module reads it.
 - Currency key per report = 01's key for the report + the clean config (:mod:`rag.core.deps`: minus
   speed-only knobs, + llm when tables are serialized) + company + dataset currency + :data:`CODE_VERSION`:
   unchanged reports are skipped, a killed run resumes with the unfinished ones.
@@ -31,38 +31,33 @@ Contract:
 """
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from . import units
-from ..core.artifacts import hash_key, read_json, run_dir_of, stage_dir
-from ..core.stage import ItemState, Stage
-from ..core.stage import item_state as _item_state
+from ..core.artifacts import hash_key
+from ..core.stage import Stage
 from .tables import clean_table, serialize_tables
 # The text helpers stay importable as ``rag.clean.<name>`` (tests and benchmarks use them so).
 from .text import (build_vocab, clean_text, drop_indices, edge_indices, edge_key, fix_broken_words,  # noqa: F401
                          garbled_ratio, is_page_number, normalize_glyphs, normalize_whitespace, repeated_edge_keys)
 from .shifted import letter_similarity, unshift_pages
 from ..core.config import RunConfig
-from ..core import deps, stages
+from ..core import deps
 from ..core.loop import Item, Json, Result, failures, run_items, upstream_block
 from ..core.loop import executor as make_executor
 from ..core.usage import ItemUsage
 from ..parse import load_parsed  # noqa: F401 - also re-exported for benchmarks
 from ..core.records import CleanPage, CleanReport, CleanTable, ParsedPage, ParsedReport, ParsedTable
+# 02_clean/ as every other module reads it (re-exported: ``rag.clean.load_clean`` ...).
+from .store import STAGE, clear_page_cache, item_state, load_clean, page_texts, report_file, report_path  # noqa: F401
 
 # Bump when the clean output changes for the same input and config (invalidates every report).
 CODE_VERSION = "clean-4"  # 2: shifted-letter pages to OCR, OCR time budget; 3: unshift pages OCR did not read; 4: the report's dollar from its presentation statement or place of filing before counted mentions
-STAGE = stages.name_of("clean")  # this package's folder, from the registry (rag.core.stages)
 REPEATED_KEYS_KEPT = 50  # repeated header/footer keys kept in an item's details (the rest only counted)
-# Page texts of clean reports, cached per file version (05 reads the same report for many questions).
-_PAGES_LOCK = threading.Lock()
-_PAGES: dict[tuple[str, int], tuple[str, dict[int, str]]] = {}
 COLUMNS = ["sha1", "company", "pages", "tables", "tables_with_unit", "garbled_pages", "shifted_pages", "textless_pages",
            "ocr_pages", "ocr_skipped", "removed_blocks", "serialized_tables", "seconds", "ocr_seconds",
            "skipped", "error"]
@@ -239,49 +234,6 @@ def _clean_item(item: Item) -> Result:
                    repeated_keys=info["repeated_keys"][:REPEATED_KEYS_KEPT])
     return Result(files={report_file(r.sha1): Json(report.model_dump(mode="json"), indent=None)},
                   info={**counts, **details}, usage=usage)
-
-
-# ---- what later stages read (this module owns 02_clean/) ---------------------------------------------------
-def report_file(sha1: str) -> str:
-    return f"{sha1}.json"
-
-
-def report_path(cfg: RunConfig | Path | str, sha1: str) -> Path:
-    """``02_clean/<sha1>.json`` of a run; FileNotFoundError naming the folder when 02 never ran
-    (:func:`rag.core.artifacts.stage_dir`)."""
-    return stage_dir(cfg, STAGE) / report_file(sha1)
-
-
-def item_state(cfg: RunConfig | Path | str, sha1: str) -> ItemState:
-    """State of report ``sha1`` in 02_clean (done + key, failed/blocked + reason, or missing)."""
-    return _item_state(run_dir_of(cfg) / STAGE, sha1, (report_file(sha1),))
-
-
-def load_clean(cfg: RunConfig | Path | str, sha1: str) -> CleanReport:
-    """``02_clean/<sha1>.json`` as a :class:`CleanReport`; errors name the file."""
-    path = report_path(cfg, sha1)
-    if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: run stage 02_clean for report {sha1}")
-    try:
-        return CleanReport.model_validate(read_json(path))
-    except Exception as e:  # pydantic ValidationError or bad JSON: name the file
-        raise ValueError(f"{path}: not a valid CleanReport ({e})") from e
-
-
-def page_texts(cfg: RunConfig | Path | str, sha1: str) -> tuple[str, dict[int, str]]:
-    """``(company, {page (1-based): clean Markdown})`` of one report, cached per file version."""
-    path = report_path(cfg, sha1)
-    key = (str(path), path.stat().st_mtime_ns if path.exists() else 0)
-    with _PAGES_LOCK:
-        if key not in _PAGES:
-            rep = load_clean(cfg, sha1)
-            _PAGES[key] = (rep.company, {p.page: p.markdown for p in rep.pages})
-        return _PAGES[key]
-
-
-def clear_page_cache() -> None:
-    with _PAGES_LOCK:
-        _PAGES.clear()
 
 
 # ---- stage entry point -----------------------------------------------------------------------------------------
