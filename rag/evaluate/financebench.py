@@ -4,13 +4,8 @@ Applies to a dataset written by ``rag import financebench`` (it has ``financeben
 FinanceBench type, answer form, asked unit, decimals shown and gold as written).
 
 Contract:
-- ``judge_number(value, gold, unit, decimals) -> bool``: the answer in the question's unit ("USD millions":
-  the pipeline's value in USD / 1e6; "percent": the value or the value x 100 when given as a share) is
-  right when it rounds to the gold at the gold's decimals, or is within NUMBER_REL_TOL of it. The sign is
-  not judged (ERC rule; reports print outflows as "(1,577)").
-- ``judge_yes_no(value, gold) -> bool``: polarity only: True/False, or a text starting with yes/no.
-- ``verdict(value, meta, gold, text_verdict=None) -> str``: "correct" | "incorrect" | "refusal" (N/A, no
-  answer) | "unjudged" (a text answer with no judge verdict and no hand verdict).
+- ``judge_number``, ``judge_yes_no``, ``polarity``, ``verdict``: how one answer is judged, :mod:`rag.evaluate.fb_judge`
+  (re-exported here).
 - ``hand_verdicts``, ``append_verdict``, ``llm_judge``, ``submission_answers``: :mod:`rag.evaluate.fb_verdicts`
   (re-exported here).
 - ``score_run(ds, submission, records, verdicts) -> (per_question DataFrame, summary dict)``: per question
@@ -29,8 +24,6 @@ Contract:
 from __future__ import annotations
 
 import json
-import math
-import re
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -39,18 +32,15 @@ import pandas as pd
 from ..core.dataset import Dataset
 from .fb_verdicts import (VERDICTS, JudgeVerdict, append_verdict, hand_verdicts, llm_judge,  # noqa: F401 - re-exported
                           submission_answers)
-from .scoring import is_na, to_number
+from .fb_judge import NUMBER_REL_TOL, judge_number, judge_yes_no, polarity, verdict  # noqa: F401 - re-exported
+from .scoring import is_na
 
 META_FILE = "financebench.jsonl"
-NUMBER_REL_TOL = 0.01  # as ERC: within 1% of gold also counts (a rounding step the gold does not show)
 EVIDENCE_KS = (1, 5, 10)
-_SCALE = {"USD billions": 1e9, "USD millions": 1e6, "USD thousands": 1e3}
 # The paper's GPT-4-Turbo on fb-dev's 65 questions (human-judged, the benchmark's results/; fb-dev README).
 # On the other half of the open sample: 20% shared, 53% per filing (issue 48).
 PAPER_BASELINES = {"shared": ("GPT-4-Turbo, one shared vector store", 0.17),
                    "per filing": ("GPT-4-Turbo, a vector store per filing", 0.46)}
-_YES = re.compile(r"^\s*(yes|true)\b", re.I)
-_NO = re.compile(r"^\s*(no|false)\b", re.I)
 
 
 def load_meta(ds: Dataset) -> dict[str, dict]:
@@ -59,53 +49,6 @@ def load_meta(ds: Dataset) -> dict[str, dict]:
     if not path.exists():
         return {}
     return {m["text"]: m for m in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if m}
-
-
-def _close(x: float, gold: float, decimals: int) -> bool:
-    return round(abs(x), decimals) == round(abs(gold), decimals) or \
-        abs(abs(x) - abs(gold)) <= NUMBER_REL_TOL * abs(gold)
-
-
-def judge_number(value: Any, gold: str, unit: str, decimals: int) -> bool:
-    """Whether ``value`` (the pipeline's number, in currency units or as printed) is the gold in its unit."""
-    x, g = to_number(value), to_number(gold)
-    if x is None or g is None or (isinstance(x, float) and math.isnan(x)):
-        return False
-    candidates = [x]
-    if unit in _SCALE:
-        candidates.append(x / _SCALE[unit])  # the pipeline's value in USD -> the asked unit
-    if unit == "percent":
-        candidates.append(x * 100)  # a share 0.308 for 30.8%
-    return any(_close(c, g, decimals) for c in candidates)
-
-
-def polarity(value: Any) -> bool | None:
-    """True / False of a boolean or a text starting with yes/no/true/false; None otherwise."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        if _YES.match(value):
-            return True
-        if _NO.match(value):
-            return False
-    return None
-
-
-def judge_yes_no(value: Any, gold: str) -> bool:
-    p = polarity(value)
-    return p is not None and p == (gold.strip().lower() == "true")
-
-
-def verdict(value: Any, meta: Mapping[str, Any], gold: str, text_verdict: str | None = None) -> str:
-    """correct / incorrect / refusal / unjudged for one answer (see the module contract)."""
-    if value is None or is_na(value) or (isinstance(value, str) and not value.strip()):
-        return "refusal"
-    form = meta.get("form")
-    if form == "number":
-        return "correct" if judge_number(value, gold, meta.get("unit", ""), int(meta.get("decimals", 2))) else "incorrect"
-    if form == "yes/no":
-        return "correct" if judge_yes_no(value, gold) else "incorrect"
-    return text_verdict if text_verdict in VERDICTS else "unjudged"
 
 
 # ---- text answers: the verdicts so far (rag.evaluate.fb_verdicts) -------------------------------
