@@ -1,4 +1,4 @@
-"""Number parsing, units/scales, currencies and the power-of-1,000 sanity check (stage 06).
+"""Number parsing, units/scales and the power-of-1,000 sanity check (stage 06).
 
 Why in code: the small local model copies numbers well but multiplies badly, so it returns the
 figure *as printed* plus the scale it saw, and this module does the arithmetic.
@@ -12,7 +12,8 @@ Contracts:
   stated), its currency and the "except ..." clause.
 - ``table_unit_for_value(page_text, printed) -> Scale``: the unit line of the table that holds the
   printed value on a page (the clean stage writes one unit line on top of each table).
-- ``question_currency(question) -> str | None``: ISO code asked for ("... (in USD) ...").
+- Currencies (``currency_in``, ``resolve_dollar``, ``question_currency``, the codes and symbols):
+  :mod:`rag.answer.common.currencies`, re-exported here.
 - ``scale_sanity(value, pages) -> dict``: flags an answer that is a power-of-1,000 multiple of a value
   printed on its cited pages when no unit on that page explains the factor.
 """
@@ -21,6 +22,9 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
+
+from .currencies import (CURRENCY_WORDS, DOLLAR_CODES, ISO_CODES, SYMBOLS,  # noqa: F401 - re-exported
+                         currency_in, question_currency, resolve_dollar)
 
 NA = "N/A"
 
@@ -33,17 +37,6 @@ SCALE_WORDS = {
     "billion": 1_000_000_000, "billions": 1_000_000_000, "bn": 1_000_000_000, "b": 1_000_000_000,
 }
 
-ISO_CODES = ("USD", "EUR", "GBP", "JPY", "AUD", "CAD", "CHF", "CNY", "RMB", "HKD", "INR", "SEK", "NOK",
-             "DKK", "NZD", "SGD", "ZAR", "BRL", "KRW", "RUB", "MXN", "ILS", "TWD", "PLN")
-DOLLAR_CODES = ("USD", "AUD", "CAD", "NZD", "HKD", "SGD", "TWD", "MXN")
-# Longest first: "US$" must win over "$".
-SYMBOLS = (("US$", "USD"), ("USD$", "USD"), ("A$", "AUD"), ("AU$", "AUD"), ("AUD$", "AUD"), ("C$", "CAD"),
-           ("CA$", "CAD"), ("NZ$", "NZD"), ("HK$", "HKD"), ("S$", "SGD"), ("€", "EUR"), ("£", "GBP"),
-           ("¥", "JPY"), ("円", "JPY"), ("₹", "INR"), ("$", "$"))
-CURRENCY_WORDS = {"euro": "EUR", "euros": "EUR", "yen": "JPY", "sterling": "GBP", "rupees": "INR",
-                  "dollars": "$", "dollar": "$"}
-
-_ISO_RE = re.compile(r"\b(" + "|".join(ISO_CODES) + r")\b")
 # Digits with separators; thin/no-break spaces may separate thousands, a plain space never does
 # ("2023 406" is two numbers).
 _NUM_RE = re.compile(r"\d[\d,.'\u202f\u00a0]*\d|\d")
@@ -71,28 +64,6 @@ class Scale:
     exceptions: tuple[str, ...] = field(default=())  # "per share", "percent", "ratio"…
     text: str = ""
     where: str = ""  # "table" (unit line above its table) or "line" (the figure's own sentence)
-
-
-def currency_in(text: str) -> str | None:
-    """First currency named in ``text``: ISO code, or "$" for an unspecified dollar."""
-    m = _ISO_RE.search(text)
-    if m:
-        return "CNY" if m.group(1) == "RMB" else m.group(1)
-    for sym, code in SYMBOLS:
-        if sym in text:
-            return code
-    for w in re.findall(r"[a-z]+", text.lower()):
-        if w in CURRENCY_WORDS:
-            return CURRENCY_WORDS[w]
-    return None
-
-
-def resolve_dollar(cur: str | None, report_currency: str | None) -> str | None:
-    """"$" means the report's own dollar currency (AUD in an Australian report), else USD."""
-    if cur != "$":
-        return cur
-    rc = (report_currency or "").upper()
-    return rc if rc in DOLLAR_CODES else "USD"
 
 
 def _to_float(digits: str) -> float | None:
@@ -237,15 +208,6 @@ def page_scales(page_text: str) -> set[int]:
         if f:
             out.add(f)
     return out
-
-
-def question_currency(question: str) -> str | None:
-    """The currency a question asks for: "(in USD)", "in EUR", "(USD)" -> ISO code; None if none."""
-    m = re.search(r"\(\s*(?:in\s+)?([A-Z]{3})\s*\)|\bin\s+([A-Z]{3})\b", question)
-    if not m:
-        return None
-    code = (m.group(1) or m.group(2)).upper()
-    return code if code in ISO_CODES else None
 
 
 def asks_percent(question: str) -> bool:
