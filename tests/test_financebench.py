@@ -124,6 +124,11 @@ def test_number_yes_no_and_text_verdicts(tmp_path):
     assert hand_verdicts(labels, {"Q?": "Pricing"}) == {"Q?": "correct"}
     assert hand_verdicts(labels, {"Q?": " Pricing\n"}) == {"Q?": "correct"}  # whitespace aside
     assert hand_verdicts(labels, {"Q?": "Volume"}) == {} and hand_verdicts(labels, {}) == {}
+    # verdicts on two runs' answers to one question both stay usable: each run is scored by its own answer's
+    append_verdict(labels, "Q?", "Volume", "incorrect")
+    assert hand_verdicts(labels) == {"Q?": "incorrect"}
+    assert hand_verdicts(labels, {"Q?": "Pricing"}) == {"Q?": "correct"}
+    assert hand_verdicts(labels, {"Q?": "Volume"}) == {"Q?": "incorrect"}
     with pytest.raises(ValueError):
         append_verdict(labels, "Q?", "x", "maybe")
 

@@ -163,6 +163,10 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
         from .computed import lexicon_version
 
         versions.append(lexicon_version(cfg))
+    if any(k in cfg.answer.page_choice for k in kinds):  # the page check's prompt (rag.answer.common.page_check)
+        from .common.page_check import page_check_version
+
+        versions.append(page_check_version(prompts_dir(cfg)))
     evidence = cfg.answer.text_from_evidence and q.kind == "text"
     if evidence:  # the pick / write prompts (rag.answer.text.text_evidence) and the formulas its facts reuse
         from .computed import lexicon_version

@@ -17,6 +17,8 @@ Contracts:
   its change between two years is decided the same way (:mod:`rag.answer.booleans.computed_bool`), else as before.
   With ``answer.boolean_p_true`` each boolean part also gets P(true) from the value token's log-probabilities
   (:mod:`rag.answer.booleans.bool_logprob`; ``answer.boolean_decision`` says whether it or the reasoning decides).
+  For the kinds in ``answer.page_choice`` the pages are first put in the order of the reader's P(the page answers)
+  (:mod:`rag.answer.common.page_check`; its call record comes first in ``calls``).
 - ``structured_call``, ``prompts_dir``: :mod:`rag.answer.common.calls` (figure_pick asks the model through them too).
 """
 from __future__ import annotations
@@ -29,6 +31,7 @@ from .booleans import p_true_call
 from .common.calls import prompts_dir, structured_call  # noqa: F401 - re-exported
 from .common.context import Counter, CtxPage, pack_parts
 from .common.focus import focus_pages
+from .common.page_check import choose_pages
 from .interpret import is_answer, map_pages, pages_holding, part_value
 from .common.prompts import NA, SCHEMAS, build_messages, format_context, prompt_version
 
@@ -95,6 +98,9 @@ def _answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: lis
         if not none and (is_answer(kind, res["value"]) or not cfg.answer.figure_na_fallback):
             return res
         picked = res["calls"]
+    if kind in cfg.answer.page_choice:  # read in the order of the reader's P(the page answers)
+        pages, choice = choose_pages(llm, cfg, question, pages, counter)
+        picked.append(choice)
     top = pages[: cfg.answer.max_pages_by_kind.get(kind, cfg.answer.max_pages)]
     top = focus_pages(cfg, kind, question, company, top, counter)
     parts = pack_parts(top, cfg.answer.max_context_tokens, counter, cfg.answer.pages_per_call.get(kind, 0))
@@ -137,4 +143,4 @@ def _answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: lis
     if kind == "names":
         value = names or NA
     return {"value": value, "cited": cited_all, "calls": calls, "interpretation": info_used,
-            "answering_part": next((c["part_pages"] for c in calls if is_answer(kind, c["value"])), None)}
+            "answering_part": next((c["part_pages"] for c in calls if is_answer(kind, c.get("value"))), None)}

@@ -180,6 +180,12 @@ class AnswerConfig(_Frozen):
         4, ge=0, description="Decimals of a computed figure when the question asks for none.")
     formulas_file: str = internal(
         "prompts/figures/formulas.toml", description="Formulas and operands (relative to the project root).")
+    # Each of the first page_choice_pages retrieved pages is put to the reader alone as a yes/no ("does this page
+    # state what an answer needs?"), P(true) from the log-probabilities; the pages are read in that order.
+    page_choice: tuple[Literal["number", "name", "names", "boolean", "text", "comparative"], ...] = Field(
+        (), description="Answer kinds whose pages are read in the order of the reader's P(the page answers) "
+                        "(rag.answer.common.page_check; measured: RESULTS.md).")
+    page_choice_pages: int = internal(8, ge=1, description="Retrieved pages the reader judges (page_choice).")
     # The reader first picks the numbered sentences / table rows (with their table's period columns) of the top
     # text_evidence_pages pages that answer, then writes at most three sentences from those lines alone and the
     # changes, shares and per-share values computed from them in code; a sentence stating a figure printed in none

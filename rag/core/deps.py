@@ -65,7 +65,9 @@ KEY_RULES: dict[str, dict[str, Any]] = {
     "retrieve": {"dense_pool": ("added_as", 0), "given_filing": ADDED},
     # Computed figures (issue 31): off reproduces the answers from before; its knobs count only when on.
     # Text answers from their evidence (issue 48): off reproduces the free answer; its knobs count only when on.
-    "answer": {"computed_figures": ADDED, "metric_choice": ADDED, "text_from_evidence": ADDED,
+    # Pages read in the order of the reader's P (issue 48): no kind is how every run read before it existed.
+    "answer": {"computed_figures": ADDED, "metric_choice": ADDED, "text_from_evidence": ADDED, "page_choice": ADDED,
+               "page_choice_pages": ("unused_when", "page_choice", ()),
                **{f: ("unused_when", "text_from_evidence", False)
                   for f in ("text_evidence_pages", "text_evidence_lines", "text_evidence_tokens")},
                **{f: ("unused_when", "metric_choice", False)

@@ -2,8 +2,8 @@
 
 Contract:
 - ``hand_verdicts(path, answers) -> {question: verdict}``: the last labels.jsonl line per question with a
-  ``verdict`` field (correct / incorrect / refusal; written by ``append_verdict``), counted only when it
-  judged the run's current answer (``answers``: {question: value}, e.g. :func:`submission_answers`).
+  ``verdict`` field (correct / incorrect / refusal; written by ``append_verdict``); with ``answers``
+  ({question: value}, e.g. :func:`submission_answers`) the last verdict on the run's current answer.
 - ``append_verdict(path, question, answer, verdict)``: one appended, fsynced labels.jsonl line.
 - ``llm_judge(llm, question, gold, answer) -> (verdict, reason)``: the judge prompt
   (prompts/judge/financebench.txt) through any model of rag.models; used only when one is passed.
@@ -21,24 +21,26 @@ VERDICTS = ("correct", "incorrect", "refusal")
 
 def hand_verdicts(path: Path | str, answers: Mapping[str, Any] | None = None) -> dict[str, str]:
     """The last ``verdict`` per question in a labels.jsonl (lines without one are ignored). With ``answers``
-    ({question: the run's answer}) a verdict counts only for the answer it judged: a rerun that answers a
-    question differently has that question unjudged again, never scored by the old answer's verdict."""
+    ({question: the run's answer}) the last verdict on *that* answer: a rerun that answers a question
+    differently has that question unjudged again, never scored by another answer's verdict, and verdicts on two
+    runs' answers to one question both stay usable."""
     path = Path(path)
-    out: dict[str, str] = {}
+    last: dict[str, str] = {}
+    by_answer: dict[tuple[str, str], str] = {}
     if not path.exists():
-        return out
+        return last
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             rec = json.loads(line)
         except json.JSONDecodeError:
             continue  # a torn append (rag.core.labels reads it the same way)
         if isinstance(rec, dict) and rec.get("verdict") in VERDICTS and rec.get("question"):
-            q = rec["question"]
-            if answers is not None and _answer_text(rec.get("value")) != _answer_text(answers.get(q)):
-                out.pop(q, None)  # the last line for this question judged another answer
-                continue
-            out[q] = rec["verdict"]
-    return out
+            last[rec["question"]] = rec["verdict"]
+            by_answer[rec["question"], _answer_text(rec.get("value"))] = rec["verdict"]
+    if answers is None:
+        return last
+    return {q: by_answer[q, _answer_text(answers.get(q))] for q in last
+            if (q, _answer_text(answers.get(q))) in by_answer}
 
 
 def submission_answers(submission: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,5 +7,6 @@ Contracts, one module each:
 - :mod:`.printed`: numbers as printed (parsing, scales, currencies, the power-of-1,000 sanity check).
 - :mod:`.md_tables`: Markdown grids of clean pages and the periods their columns name.
 - :mod:`.focus`: a page cut to the lines naming the question's topic.
+- :mod:`.page_check`: pages put in the order of the reader's own P(the page answers).
 - :mod:`.submission`: the submission JSON built, validated and written.
 """
