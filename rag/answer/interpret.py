@@ -6,7 +6,9 @@ Contracts:
   -> final value, the scale applied in code (rules in its docstring), currency checked against the
   question's; N/A with ``na_reason`` when the figure is missing, not in the context, printed on no line
   naming the metric (``rag.answer.numbers.figure_check``, ``company`` words excluded) or in another currency.
-- ``part_value(cfg, kind, call, ...)`` -> (value, info) of one part's call per question kind;
+- ``part_value(cfg, kind, call, ...)`` -> (value, info) of one part's call per question kind (a text answer keeps,
+  with ``answer.text_figures_on_pages``, the sentences whose figures the part's pages print:
+  :mod:`rag.answer.text.grounding`; the others in ``info["dropped_sentences"]``);
   ``is_answer(kind, value)`` says whether it settles the question; ``pages_holding`` finds the pages
   that print it.
 - ``finalize_references(cfg, kind, value, cited, retrieved, part)``: the answer's page references
@@ -134,9 +136,18 @@ def _part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[Ctx
         return info["value"], info
     v = parsed.get("final_answer")
     if kind == "text":
-        from .text import text_value
+        from .text import grounded, text_value
 
-        return text_value(v), {}
+        value = text_value(v)
+        if value == NA or not cfg.answer.text_figures_on_pages:
+            return value, {}
+        kept, dropped = grounded(value, [p.text for p in part] + [question])
+        if not dropped:
+            return value, {}
+        info = {"dropped_sentences": dropped}
+        if not kept:
+            return NA, {**info, "na_reason": "every sentence states a figure no page read prints"}
+        return " ".join(kept), info
     if kind == "names":
         if isinstance(v, list):
             v = list(dict.fromkeys(x.strip() for x in v if x and x.strip() and x.strip().upper() != NA))

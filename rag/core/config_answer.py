@@ -180,6 +180,11 @@ class AnswerConfig(_Frozen):
         4, ge=0, description="Decimals of a computed figure when the question asks for none.")
     formulas_file: str = internal(
         "prompts/figures/formulas.toml", description="Formulas and operands (relative to the project root).")
+    # A free open answer's sentence stating a figure that no page of its call prints (nor a rescale of one, nor a
+    # difference or change of two of the sentence's own) is dropped; none left -> N/A (rag.answer.text.grounding).
+    text_figures_on_pages: bool = Field(
+        True, description="Open (text) answers keep only sentences whose figures their pages print (measured: "
+                          "RESULTS.md).")
     # Each of the first page_choice_pages retrieved pages is put to the reader alone as a yes/no ("does this page
     # state what an answer needs?"), P(true) from the log-probabilities; the pages are read in that order.
     page_choice: tuple[Literal["number", "name", "names", "boolean", "text", "comparative"], ...] = Field(

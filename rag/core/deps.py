@@ -68,6 +68,8 @@ KEY_RULES: dict[str, dict[str, Any]] = {
     # Pages read in the order of the reader's P (issue 48): no kind is how every run read before it existed.
     "answer": {"computed_figures": ADDED, "metric_choice": ADDED, "text_from_evidence": ADDED, "page_choice": ADDED,
                "page_choice_pages": ("unused_when", "page_choice", ()),
+               # Sentences with a figure no page prints (issue 48): kept is how every run answered before it existed.
+               "text_figures_on_pages": ("added_as", False),
                **{f: ("unused_when", "text_from_evidence", False)
                   for f in ("text_evidence_pages", "text_evidence_lines", "text_evidence_tokens")},
                **{f: ("unused_when", "metric_choice", False)

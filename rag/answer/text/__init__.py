@@ -4,13 +4,16 @@ from evidence lines picked by the model, with changes and shares computed in cod
 Entry points: ``answer_text(llm, cfg, question, pages, report_currency, counter, company)`` (in
 :mod:`.text_evidence`; what fuse calls) -> the :func:`rag.answer.fuse.answer_pages` result shape;
 ``text_version(prompts_dir)``: its pick / write prompts' version (stage 06's key); ``text_value(v)`` (in
-:mod:`.text_kind`): the model's free text cut to at most ``MAX_SENTENCES`` sentences (what interpret applies).
+:mod:`.text_kind`): the model's free text cut to at most ``MAX_SENTENCES`` sentences (what interpret applies);
+``grounded(text, sources)`` (in :mod:`.grounding`): its sentences split into those whose figures the pages print
+and the others (interpret drops the others with ``answer.text_figures_on_pages``).
 
-Modules: :mod:`.evidence_lines` (the numbered candidate lines), :mod:`.evidence_math` (facts computed from the
-picked rows), :mod:`.text_evidence` (pick, compute, write), :mod:`.text_kind`. Imports :mod:`rag.answer.common`
-and :mod:`rag.answer.computed` of the stage.
+Modules: :mod:`.grounding` (figures checked against the pages), :mod:`.evidence_lines` (the numbered candidate
+lines), :mod:`.evidence_math` (facts computed from the picked rows), :mod:`.text_evidence` (pick, compute, write),
+:mod:`.text_kind`. Imports :mod:`rag.answer.common` and :mod:`rag.answer.computed` of the stage.
 """
+from .grounding import grounded
 from .text_evidence import answer_text, text_version
 from .text_kind import text_value
 
-__all__ = ["answer_text", "text_value", "text_version"]
+__all__ = ["answer_text", "grounded", "text_value", "text_version"]

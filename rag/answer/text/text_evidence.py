@@ -19,7 +19,8 @@ Contracts:
   :func:`rag.answer.fuse.answer_pages` (value, cited, calls, interpretation, answering_part);
   ``interpretation["evidence"]`` holds the shown line count, the picked lines (number, page, text), the computed
   facts and the dropped sentences, so a reader can see what the answer rests on.
-- ``supported(sentence, sources) -> bool``: every figure of the sentence is printed in one of ``sources``.
+- ``supported(sentence, sources) -> bool`` (from :mod:`.grounding`): every figure of the sentence is printed in one of
+  ``sources``.
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from ..common.context import Counter, CtxPage
 from .evidence_lines import Line, candidate_lines, format_lines
 from .evidence_math import computed_facts, formula_fact
 from ..common.prompts import NA
+from .grounding import supported  # noqa: F401 - re-exported (the check this module's contract names)
 from .text_kind import MAX_SENTENCES, _SENTENCE_END, text_value
 
 PROMPT_FILES = {"pick": ("system", "lines", "question", "answer"), "write": ("system", "evidence", "question", "answer")}
@@ -44,8 +46,6 @@ PROMPT_FILES = {"pick": ("system", "lines", "question", "answer"), "write": ("sy
 # part of text_version, so 06's question key moves when it changes (as a stage's CODE_VERSION).
 EVIDENCE_CODE = 4
 MAX_PICKED = 6  # lines kept of the reader's pick (the prompt asks for at most 4)
-_FIGURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
-_YEARISH = re.compile(r"^(?:19|20)\d\d$")
 
 
 class EvidencePick(BaseModel):
@@ -101,18 +101,6 @@ def _call(llm: Any, kind: str, messages: list[dict[str, str]], schema: type, cou
     call.update(structured_call(llm, messages, schema))
     call["seconds"] = round(time.perf_counter() - t0, 3)
     return call
-
-
-# ---- the check ----------------------------------------------------------------------------------------------
-def _figures(text: str) -> set[str]:
-    return {m.group(0).replace(",", "").rstrip(".") for m in _FIGURE.finditer(text)}
-
-
-def supported(sentence: str, sources: list[str]) -> bool:
-    """See module docstring (figures compared as digits without thousands separators; one-digit counts and
-    years pass when printed anywhere in the sources, as every other figure)."""
-    have = set().union(*(_figures(s) for s in sources)) if sources else set()
-    return all(f in have for f in _figures(sentence))
 
 
 def _evidence_text(lines: list[Line]) -> str:
