@@ -122,8 +122,9 @@ def answer_question(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: Ret
     calls = list(out.get("calls", [])) + [c for s in out.get("sub_answers", []) for c in s["calls"]]
     if out.get("pick_call"):
         calls.append(out["pick_call"])
-    # a boolean page's decision call (rag.answer.booleans.bool_logprob) reports its tokens as p_usage
-    usages = [c.get("usage") or {} for c in calls] + [c.get("p_usage") or {} for c in calls]
+    # a boolean page's decision call (rag.answer.booleans.bool_logprob) reports its tokens as p_usage, its note
+    # check (rag.answer.booleans.claim_check) as claim_usage
+    usages = [c.get(k) or {} for k in ("usage", "p_usage", "claim_usage") for c in calls]
     out["usage"] = {k: sum(int(u.get(k, 0) or 0) for u in usages) for k in ("prompt_tokens", "completion_tokens", "requests")}
     cost = sum(float(u.get("cost_usd", 0) or 0) for u in usages)
     if cost:  # remote models only: local records stay as they were
@@ -163,6 +164,10 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
         from .computed import lexicon_version
 
         versions.append(lexicon_version(cfg))
+    if cfg.answer.boolean_claim_check and q.kind == "boolean":  # the note check's prompt
+        from .booleans import claim_version
+
+        versions.append(claim_version(prompts_dir(cfg)))
     if any(k in cfg.answer.page_choice for k in kinds):  # the page check's prompt (rag.answer.common.page_check)
         from .common.page_check import page_check_version
 

@@ -162,6 +162,13 @@ class AnswerConfig(_Frozen):
     boolean_reasoning: bool = Field(
         False, description="With boolean_decision logprob: also make the chain-of-thought call (measured: "
                            "RESULTS.md).")
+    # A page's "true" (after the decision above) is checked against the reader's own note on the page: the note
+    # and the question put back to it as a yes/no, P(true) from the log-probabilities (rag.answer.booleans.claim_check).
+    boolean_claim_check: bool = Field(
+        False, description="A yes/no page's true stands only when the reader judges its own note on the page to say "
+                           "the asked event took place (measured: RESULTS.md).")
+    boolean_claim_min_p: float = Field(
+        0.5, ge=0, le=1, description="P(true) of the note check at which a page's true stands (boolean_claim_check).")
     boolean_top_logprobs: int = internal(
         10, ge=2, le=20, description="Alternatives per token asked of the server.")
     boolean_decision_max_tokens: int = internal(

@@ -70,6 +70,8 @@ KEY_RULES: dict[str, dict[str, Any]] = {
                "page_choice_pages": ("unused_when", "page_choice", ()),
                # Sentences with a figure no page prints (issue 48): kept is how every run answered before it existed.
                "text_figures_on_pages": ("added_as", False),
+               # A yes/no page's true checked against its own note (issue 46): off is how every run answered before.
+               "boolean_claim_check": ADDED, "boolean_claim_min_p": ("unused_when", "boolean_claim_check", False),
                **{f: ("unused_when", "text_from_evidence", False)
                   for f in ("text_evidence_pages", "text_evidence_lines", "text_evidence_tokens")},
                **{f: ("unused_when", "metric_choice", False)
