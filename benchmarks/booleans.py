@@ -3,7 +3,7 @@ and for P(true) thresholds read from the log-probabilities 06 records (``answer.
 paired flips between two runs of the same questions (another CPU build, batch size or machine).
 
     python benchmarks/booleans.py --data D --run RUN [--run RUN2 ...] [--thresholds 0.5,0.7,0.9]
-        [--both 0.15,0.2] [--claim 0.3,0.5 [--claim-both 0.2]] [--totals-only]
+        [--both 0.15,0.2] [--claim 0.3,0.5] [--totals-only]
 
 Per run and rule: True-gold answered True / n, False-gold answered True / n, right / n, and how many
 questions the rule could not be replayed for ("unread": the run's reasoning said true on page k and stopped,
@@ -13,8 +13,8 @@ flips against the first run per rule (questions answered differently), counted o
 both. P(true) per page: the value token's probability of "true" against "false" (rag.models.logprobs). ``--both t``
 replays ``answer.boolean_decision=both`` at t: true at the first page whose reasoning says true with P(true) >= t
 (unread when the run stopped at a reasoning "true" below t). ``--claim t`` replays ``answer.boolean_claim_check``
-at ``boolean_claim_min_p`` t over ``both`` at ``--claim-both`` (0.2) from a run made with the note check: exact for
-every t at or below the run's own (a run at 1.0 checked every true page and read on after each).
+at ``boolean_claim_min_p`` t from a run made with the note check, over that run's own decision: exact for every t
+at or below the run's own (a run at 1.0 checked every true page and read on after each).
 ``--totals-only`` prints the group totals and no per-question line (a report half).
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ def boolean_calls(run_dir: Path, qid: str) -> tuple[list[dict], dict]:
 def replay(calls: list[dict], record: dict, rule: str | float, early_stop: bool = True) -> bool | None:
     """The answer ``rule`` gives on these calls: "cot" = the recorded answer; a float t = true at the first
     page with P(true) >= t; "both:t" = true at the first page whose reasoning says true with P(true) >= t;
-    "claim:t:m" = true at the first page whose reasoning says true with P(true) >= m and whose note check
+    "claim:t" = true at the first page the run's own decision made true (before its note check) whose note check
     (``claim_p``, answer.boolean_claim_check) is >= t, None for a run without the note check; false
     when no page does and every page the rule would read was read; None when the run stopped at a reasoning
     "true" (``early_stop``) before the pages the rule would read next."""
@@ -49,12 +49,11 @@ def replay(calls: list[dict], record: dict, rule: str | float, early_stop: bool 
     ps = [c.get("p_true") for c in calls]
     if any(p is None for p in ps):
         return None
-    if isinstance(rule, str) and rule.startswith("claim:"):  # "claim:t:m"
-        t, m = (float(x) for x in rule.split(":")[1:])
-        cots = [(c.get("interpretation") or {}).get("cot_answer", c.get("value")) for c in calls]
+    if isinstance(rule, str) and rule.startswith("claim:"):  # "claim:t"
+        t = float(rule.split(":")[1])
         hit = False
-        for c, v, p in zip(calls, cots, ps):
-            if v is True and p >= m:  # the page said true: its note check decides
+        for c in calls:
+            if c.get("value") is True or (c.get("interpretation") or {}).get("claim_rejected"):  # a true page
                 if c.get("claim_p") is None:
                     return None  # a run without the note check
                 if c["claim_p"] >= t:
@@ -86,16 +85,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run", action="append", required=True)
     ap.add_argument("--thresholds", default="0.1,0.15,0.2,0.25,0.3,0.4,0.5")
     ap.add_argument("--both", default="0.15,0.2,0.25", help="thresholds of the 'both' rule")
-    ap.add_argument("--claim", default="", help="thresholds of the note check (answer.boolean_claim_check) over "
-                                                "'both' at --claim-both")
-    ap.add_argument("--claim-both", type=float, default=0.2)
+    ap.add_argument("--claim", default="", help="thresholds of the note check (answer.boolean_claim_check)")
     ap.add_argument("--totals-only", action="store_true", help="no per-question line (a report half)")
     a = ap.parse_args(argv)
     ds = load_dataset(a.data, check_hashes=False)
     qs = [q for q in ds.questions if q.kind == "boolean" and q.text in ds.gold]
     rules: list[str | float] = (["cot"] + [float(t) for t in a.thresholds.split(",")]
                                 + [f"both:{t}" for t in a.both.split(",") if t]
-                                + [f"claim:{t}:{a.claim_both}" for t in a.claim.split(",") if t])
+                                + [f"claim:{t}" for t in a.claim.split(",") if t])
     answers: dict[str, dict] = {}
     for run in a.run:
         cfg = load_config("offline", data_dir=a.data, run=run)
