@@ -36,13 +36,13 @@ count: :mod:`rag.answer.numbers.prose_counts`):
 - Scores are on the table candidates' scale (share of the metric's words) less :data:`PROSE_PENALTY` (a
   sentence is looser than a labelled row), :data:`DISTANCE_PENALTY` per word between the figure and the
   nearest metric word and ``figures.RANK_PENALTY`` per page rank.
-Sentences, dates and the report's dollar: :mod:`rag.answer.numbers.prose_period`.
+Sentences, dates and the report's dollar: :mod:`rag.answer.numbers.prose_period`; the figures a sentence prints and
+which are no value (years, dates, references...): :mod:`rag.answer.numbers.prose_figures`.
 """
 from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 from . import figure_check as metric
@@ -52,9 +52,10 @@ from ...core.questions import search_text
 from ..common.context import CtxPage
 from ...clean import units
 from .figures import RANK_PENALTY, Candidate, dedupe
-# A page's sentences, the year a figure is dated to, the report's year and dollar.
 from .prose_counts import counted_noun, noun_fit
+from .prose_figures import _Hit, _figures, _in_asked_name, _is_year_or_date, _next_word
 from .prose_kinds import _MEASURE, _kinds
+# A page's sentences, the year a figure is dated to, the report's year and dollar.
 from .prose_period import YEAR, page_sentences, page_year, report_dollar, year_of
 
 # ---- scoring constants (what a prose candidate is; the knobs of a run are in AnswerConfig) -------------
@@ -64,15 +65,6 @@ LEXICON_SCORE = 0.8  # a multi-word lexicon term of the question's topic next to
 DROPPED_MAX = 40  # dropped numbers kept in the debug record
 WORDS_CHARS = 160  # the words around the figure shown to the picker
 
-# A figure with its currency before and its scale / unit after: "US$406.1 million", "1,300 employees".
-_FIGURE = re.compile(
-    r"(?P<cur>US\$|A\$|AU\$|C\$|NZ\$|HK\$|S\$|R\$|[$€£¥₹]|\b(?:USD|EUR|GBP|AUD|CAD|CHF|JPY|NZD|HKD|SGD|SEK|NOK|DKK)\s?)?"
-    r"(?P<num>(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d|,\d)|(?<![\w.,])\d+(?:\.\d+)?(?!\d|,\d))"
-    r"(?P<pct>\s?%|\s?per\s?cent\b|\s?percent\b)?"
-    r"(?:\s?(?P<scale>thousand|million|billion|bn|mn|mln|m|k)\b)?"
-    r"(?:\s?(?P<cur2>USD|EUR|GBP|AUD|CAD|dollars|euros?|pounds))?")
-_MONTH = re.compile(r"(?i)\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?$")
-_MONTH_AFTER = re.compile(r"(?i)^\s*(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b")
 # Words that make the figure after them an earlier period's or another basis's.
 _EARLIER = re.compile(r"(?i)(?:\bfrom|\bcompared (?:to|with)|\bversus|\bvs\.?|\bagainst|\bup from|\bdown from|"
                       r"\bprior year(?:'s)?(?: of)?|\blast year(?:'s)?(?: of)?|\bpreviously|\(\s*(?:19|20)\d\d\s*[:=])"
@@ -93,24 +85,8 @@ _ASKS_CHANGE = re.compile(r"(?i)\b(?:laid off|let go|layoffs?|redundanc|reduc|cu
 _PAR_AFTER = re.compile(r"(?i)^\s*(?:per share\s+)?(?:par|nominal|stated|face)\s+value\b")
 _PAR_BEFORE = re.compile(r"(?i)\b(?:par|nominal|stated|face)\s+value(?:\s+of)?\s*(?:US\$|[$€£¥])?\s*$")
 _ASKS_PAR = re.compile(r"(?i)\b(?:par|nominal) value")  # a question asking for it keeps such figures
-_NUMBER_WORDS = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
-                 r"sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:-\w+)?")
-_NOTE_REF = re.compile(r"(?i)\b(?:note|notes|page|pages|section|item|part|phase|tier|level|schedule|figure|"
-                       r"chapter|article|rule|form|no\.)\s*$")
 _WORD = re.compile(r"\S+")
 PARTS_MIN = 3  # figures in one sentence followed by the same noun ("3 stores in Delaware, 49 stores in ...")
-
-
-@dataclass
-class _Hit:
-    printed: str
-    value: float
-    percent: bool
-    factor: int
-    currency: str | None
-    start: int  # the number's digits
-    end: int  # the end of the figure (scale / currency words included)
-    first: int  # the start of the figure (its currency sign included)
 
 
 def named_terms(question: str, company: str = "") -> set[str]:
@@ -130,37 +106,6 @@ def _lexicon_phrases(cfg: RunConfig, question: str, company: str) -> list[str]:
     except Exception:  # noqa: BLE001 - a missing lexicon only removes this help (stage 05 reports it)
         return []
     return [t.lower() for t in terms if len(t.split()) >= 2]
-
-
-def _figures(sentence: str, dollar: str) -> list[_Hit]:
-    out = []
-    for m in _FIGURE.finditer(sentence):
-        p = nums.parse_printed(m.group("num"))
-        if p is None:
-            continue
-        scale = (m.group("scale") or "").lower()
-        factor = nums.SCALE_WORDS.get(scale, 1) if scale else 1
-        cur = (m.group("cur") or "").strip() or (m.group("cur2") or "").strip()
-        code = nums.currency_in(cur) if cur else None
-        if cur and code is None and cur.lower().startswith("euro"):
-            code = "EUR"
-        if cur.lower() == "pounds":
-            code = "GBP"
-        out.append(_Hit(m.group(0).strip(), p.value, bool(m.group("pct")), factor,
-                        nums.resolve_dollar(code, dollar) if code else None, m.start("num"), m.end(), m.start()))
-    return out
-
-
-def _in_asked_name(sentence: str, h: _Hit, question: str) -> bool:
-    """The figure and the capitalized word before it are printed together in the question ("Microsoft 365
-    Consumer subscribers"): a product's name, not a value."""
-    m = re.search(r"([A-Z][\w&-]*)\s+$", sentence[:h.first])
-    return bool(m) and re.search(rf"\b{re.escape(m.group(1))}\s+{re.escape(h.printed)}\b", question) is not None
-
-
-def _next_word(sentence: str, h: _Hit) -> str:
-    m = re.match(r"\s*([^\W\d_]+)", sentence[h.end:])
-    return m.group(1).lower() if m else ""
 
 
 def _window(sentence: str, a: int, b: int, before: int, after: int) -> tuple[list[str], list[str]]:
@@ -192,27 +137,6 @@ def _metric_fit(left: list[str], right: list[str], terms: set[str], phrases: lis
             if best is None or LEXICON_SCORE > best[0]:
                 best = (LEXICON_SCORE, dist - 1)
     return best
-
-
-def _is_year_or_date(sentence: str, h: _Hit) -> str | None:
-    raw = sentence[h.start:h.end]
-    if not h.currency and not h.percent and h.factor == 1 and YEAR.fullmatch(raw.strip()):
-        return "a year"
-    before = sentence[max(0, h.start - 12):h.start].rstrip()
-    if _MONTH.search(before) or _MONTH_AFTER.match(sentence[h.end:]):
-        return "a date"
-    if _NOTE_REF.search(sentence[max(0, h.start - 10):h.start]) or re.match(r"\s?\(k\)", sentence[h.end:]):
-        return "a reference (note, page, phase, 401(k)...)"
-    if re.search(r"[A-Za-z]-\s?$", sentence[:h.first]) or re.match(r"-[A-Za-z]", sentence[h.end:]):
-        return "part of a name or code ('COVID-19', '10-K')"
-    if not sentence[h.end:].strip(" .") and re.search(r"[.!?:]\s*$", sentence[:h.first]):
-        return "a page number (alone after the last sentence)"
-    if re.match(r"\s+\(?-?[\d,.]+\)?(?:\s|$)", sentence[h.end:]) or re.search(r"(?:^|\s)\(?-?[\d,.]*\d\)?\s+$", sentence[:h.first]):
-        return "in a run of numbers (a table printed as text)"
-    if (h.value < 100 and re.search(r"\(\s*$", sentence[:h.first]) and re.match(r"\s*\)", sentence[h.end:])
-            and not re.search(rf"(?i)\b{_NUMBER_WORDS}\s*\(\s*$", sentence[:h.first])):  # "eleven (11)": the figure
-        return "a footnote marker"
-    return None
 
 
 def prose_candidates(cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
