@@ -25,20 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from ...core.config import RunConfig
-from ..common.calls import BooleanDecision, one_shot_messages, prompt_sections, prompts_dir, sections_version
+from ..common.calls import prompts_dir
+from ..common.yes_no_check import YesNoPrompt, yes_no_p
 
-CLAIM_FILE = Path("checks") / "claim.txt"
-TOP_LOGPROBS = 10
-MAX_TOKENS = 24  # '{"final_answer": true}' is ~7 tokens
-_SECTIONS = ("system", "note", "question", "answer")
-
-
-def _parts(pdir: Path) -> dict[str, str]:
-    return prompt_sections(pdir / CLAIM_FILE, _SECTIONS)
+PROMPT = YesNoPrompt(Path("checks") / "claim.txt", "note")
 
 
 def claim_version(pdir: Path) -> str:
-    return sections_version(_parts(pdir))
+    return PROMPT.version(pdir)
 
 
 def claim_note(parsed: dict[str, Any] | None) -> str:
@@ -49,22 +43,13 @@ def claim_note(parsed: dict[str, Any] | None) -> str:
 
 def claim_call(llm: Any, cfg: RunConfig, question: str, parsed: dict[str, Any] | None) -> dict[str, Any]:
     """See module docstring."""
-    from ...models.base import ModelError, StructuredOutputError
-    from ...models.logprobs import field_p_true
-
     note = claim_note(parsed)
     if not note:
         return {"claim_p": None, "claim_note": "", "claim_usage": {}, "claim_seconds": 0.0}
-    messages = one_shot_messages(_parts(prompts_dir(cfg)), "note", note, question, "NOTE")
     t0 = time.perf_counter()
-    try:
-        res = llm.complete(messages, schema=BooleanDecision, logprobs=True, top_logprobs=TOP_LOGPROBS,
-                           max_tokens=MAX_TOKENS)
-    except (ModelError, StructuredOutputError) as e:
-        return {"claim_p": None, "claim_note": note, "claim_usage": {}, "claim_error": str(e)[:300],
-                "claim_seconds": round(time.perf_counter() - t0, 3)}
-    p = field_p_true(res.logprobs, "final_answer")
-    if p is None:  # no log-probabilities (some backends): the parsed answer, taken as certain
-        p = 1.0 if isinstance(res.value, BooleanDecision) and res.value.final_answer else 0.0
-    return {"claim_p": round(p, 6), "claim_note": note, "claim_usage": res.usage.as_dict(),
-            "claim_seconds": round(time.perf_counter() - t0, 3)}
+    p, usage, err = yes_no_p(llm, PROMPT.messages(prompts_dir(cfg), note, question, "NOTE"))
+    out = {"claim_p": p, "claim_note": note, "claim_usage": usage.as_dict() if usage else {},
+           "claim_seconds": round(time.perf_counter() - t0, 3)}
+    if err is not None:
+        out["claim_error"] = err
+    return out

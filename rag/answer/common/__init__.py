@@ -8,5 +8,6 @@ Contracts, one module each:
 - :mod:`.md_tables`: Markdown grids of clean pages and the periods their columns name.
 - :mod:`.focus`: a page cut to the lines naming the question's topic.
 - :mod:`.page_check`: pages put in the order of the reader's own P(the page answers).
+- :mod:`.yes_no_check`: one yes/no check put to the reader, and its P(true) from the log-probabilities.
 - :mod:`.submission`: the submission JSON built, validated and written.
 """

@@ -25,51 +25,34 @@ from pathlib import Path
 from typing import Any
 
 from ...core.config import RunConfig
-from .calls import BooleanDecision, one_shot_messages, prompt_sections, prompts_dir, sections_version
+from .calls import prompts_dir
 from .context import Counter, CtxPage, _truncate
+from .yes_no_check import YesNoPrompt, yes_no_p
 
-PAGE_FILE = Path("checks") / "page_answers.txt"
+PROMPT = YesNoPrompt(Path("checks") / "page_answers.txt", "page")
 PAGE_TOKENS = 900  # a page's head: the packed answer calls hold 2-3 pages in 2,600 tokens
-TOP_LOGPROBS = 10
-MAX_TOKENS = 24  # '{"final_answer": true}' is ~7 tokens
-_SECTIONS = ("system", "page", "question", "answer")
-
-
-def _parts(pdir: Path) -> dict[str, str]:
-    return prompt_sections(pdir / PAGE_FILE, _SECTIONS)
 
 
 def page_check_version(pdir: Path) -> str:
-    return sections_version(_parts(pdir), PAGE_TOKENS)
+    return PROMPT.version(pdir, PAGE_TOKENS)
 
 
 def choose_pages(llm: Any, cfg: RunConfig, question: str, pages: list[CtxPage],
                  counter: Counter) -> tuple[list[CtxPage], dict[str, Any]]:
     """See module docstring."""
-    from ...models.base import ModelError, StructuredOutputError
-    from ...models.logprobs import field_p_true
-
     pdir = prompts_dir(cfg)
-    parts = _parts(pdir)
     judged = pages[: cfg.answer.page_choice_pages]
     t0 = time.perf_counter()
     ps: list[float] = []
     usage = None  # rag.models.Usage, summed over the pages' calls
     errors: list[str] = []
     for p in judged:
-        messages = one_shot_messages(parts, "page", _truncate(p.text, PAGE_TOKENS, counter), question, "PAGE")
-        try:
-            res = llm.complete(messages, schema=BooleanDecision, logprobs=True, top_logprobs=TOP_LOGPROBS,
-                               max_tokens=MAX_TOKENS)
-        except (ModelError, StructuredOutputError) as e:
-            errors.append(f"page {p.page}: {str(e)[:200]}")
-            ps.append(0.0)
-            continue
-        prob = field_p_true(res.logprobs, "final_answer")
-        if prob is None:  # no log-probabilities (some backends): the parsed answer, taken as certain
-            prob = 1.0 if isinstance(res.value, BooleanDecision) and res.value.final_answer else 0.0
-        ps.append(round(prob, 6))
-        usage = res.usage if usage is None else usage + res.usage
+        prob, u, err = yes_no_p(llm, PROMPT.messages(pdir, _truncate(p.text, PAGE_TOKENS, counter), question, "PAGE"))
+        if err is not None:
+            errors.append(f"page {p.page}: {err[:200]}")
+        ps.append(0.0 if prob is None else prob)
+        if u is not None:
+            usage = u if usage is None else usage + u
     order = sorted(range(len(judged)), key=lambda i: (-ps[i], i))
     call = {"kind": "page_choice", "prompt_version": page_check_version(pdir),
             "p_pages": [{"page": p.page, "rank": p.rank, "p_true": pr} for p, pr in zip(judged, ps)],

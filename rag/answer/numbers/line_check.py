@@ -10,8 +10,8 @@ Contracts:
 - ``check_lines(llm, cfg, question, shown) -> dict``: one call per line of ``shown`` (the prompt
   ``prompts/figures/line_check.txt``: system, a worked example, then the line and the question; the answer's
   grammar ``{"final_answer": boolean}``, the yes/no pages' own
-  :class:`rag.answer.common.calls.BooleanDecision`); returns a call record whose ``probs`` has the shape
-  :func:`rag.answer.numbers.metric_choice.decide` reads: ``[1 - max p, p_1, ..., p_k]`` (p_i = P(true) of line i;
+  :class:`rag.answer.common.calls.BooleanDecision`, through :mod:`rag.answer.common.yes_no_check`); returns a
+  call record whose ``probs`` has the shape :func:`rag.answer.numbers.metric_choice.decide` reads: ``[1 - max p, p_1, ..., p_k]`` (p_i = P(true) of line i;
   a line whose call failed or gave no log-probabilities: its parsed answer as 1.0 / 0.0, else 0.0), ``p_lines``,
   summed ``usage`` and ``seconds``. Never raises for a model error.
 """
@@ -22,34 +22,25 @@ from pathlib import Path
 from typing import Any
 
 from ...core.config import RunConfig
-from ..common.calls import BooleanDecision, one_shot_messages, prompt_sections, prompts_dir, sections_version
+from ..common.calls import prompts_dir
+from ..common.yes_no_check import YesNoPrompt, yes_no_p
 from .figures import Candidate, format_candidates
 
-LINE_FILE = Path("figures") / "line_check.txt"
-TOP_LOGPROBS = 10
-MAX_TOKENS = 24  # '{"final_answer": true}' is ~7 tokens
-_SECTIONS = ("system", "line", "question", "answer")
-
-
-def _parts(pdir: Path) -> dict[str, str]:
-    return prompt_sections(pdir / LINE_FILE, _SECTIONS)
+PROMPT = YesNoPrompt(Path("figures") / "line_check.txt", "line")
 
 
 def line_check_version(pdir: Path) -> str:
-    return sections_version(_parts(pdir))
+    return PROMPT.version(pdir)
 
 
 def line_messages(question: str, c: Candidate, pdir: Path) -> list[dict[str, str]]:
     """The one-line prompt: the line without its list number, then the question."""
     line = format_candidates([c]).split(". ", 1)[1]
-    return one_shot_messages(_parts(pdir), "line", line, question, "LINE")
+    return PROMPT.messages(pdir, line, question, "LINE")
 
 
 def check_lines(llm: Any, cfg: RunConfig, question: str, shown: list[Candidate]) -> dict[str, Any]:
     """See module docstring."""
-    from ...models.base import ModelError, StructuredOutputError
-    from ...models.logprobs import field_p_true
-
     pdir = prompts_dir(cfg)
     t0 = time.perf_counter()
     ps: list[float] = []
@@ -61,19 +52,12 @@ def check_lines(llm: Any, cfg: RunConfig, question: str, shown: list[Candidate])
         messages = line_messages(question, c, pdir)
         chars += sum(len(m["content"]) for m in messages)
         last = messages
-        try:
-            res = llm.complete(messages, schema=BooleanDecision, logprobs=True, top_logprobs=TOP_LOGPROBS,
-                               max_tokens=MAX_TOKENS)
-        except (ModelError, StructuredOutputError) as e:
-            errors.append(str(e)[:200])
-            ps.append(0.0)
-            continue
-        p = field_p_true(res.logprobs, "final_answer")
-        if p is None:  # no log-probabilities (some backends): the parsed answer, taken as certain
-            v = res.value.final_answer if isinstance(res.value, BooleanDecision) else False
-            p = 1.0 if v else 0.0
-        ps.append(round(p, 6))
-        usage = res.usage if usage is None else usage + res.usage
+        p, u, err = yes_no_p(llm, messages)
+        if err is not None:
+            errors.append(err[:200])
+        ps.append(0.0 if p is None else p)
+        if u is not None:
+            usage = u if usage is None else usage + u
     probs = [round(1 - max(ps), 6) if ps else 1.0, *ps]
     return {"kind": "metric_lines", "prompt_version": line_check_version(pdir), "messages_chars": chars,
             "raw": "", "parsed": None, "usage": usage.as_dict() if usage else {}, "model": "",
