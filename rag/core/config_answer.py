@@ -168,7 +168,8 @@ class AnswerConfig(_Frozen):
         False, description="A yes/no page's true stands only when the reader judges its own note on the page to say "
                            "the asked event took place (measured: RESULTS.md).")
     boolean_claim_min_p: float = Field(
-        0.5, ge=0, le=1, description="P(true) of the note check at which a page's true stands (boolean_claim_check).")
+        0.1, ge=0, le=1, description="P(true) of the note check at which a page's true stands (boolean_claim_check; "
+                                     "chosen on the tuning half: RESULTS.md).")
     boolean_top_logprobs: int = internal(
         10, ge=2, le=20, description="Alternatives per token asked of the server.")
     boolean_decision_max_tokens: int = internal(
