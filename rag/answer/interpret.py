@@ -114,11 +114,10 @@ def part_value(cfg: RunConfig, kind: str, call: dict[str, Any], cited: list[CtxP
     """One part's value by kind; an answer copied from a prompt's example (rag.answer.common.example_check) is N/A."""
     from .common.calls import prompts_dir
     from .common.example_check import copied
+    from .common.prompts import reasoning_text
 
     value, info = _part_value(cfg, kind, call, cited, part, question, report_currency, company)
-    parsed = call.get("parsed") or {}
-    reasoning = " ".join(str(parsed.get(k) or "") for k in ("step_by_step_analysis", "reasoning_summary"))
-    why = copied(kind, value, reasoning.strip() if kind == "boolean" else "", prompts_dir(cfg),
+    why = copied(kind, value, reasoning_text(call.get("parsed")) if kind == "boolean" else "", prompts_dir(cfg),
                  [p.text for p in part])
     if why:
         return NA, {**info, "example_copied": True, "na_reason": f"the answer {why}"}

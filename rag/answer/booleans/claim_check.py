@@ -12,7 +12,7 @@ was read, and the reader's own summary of it does not say the event happened. A 
 Contracts:
 - ``claim_version(pdir) -> str``: the prompt's version (``prompts/checks/claim.txt``), for 06's keys.
 - ``claim_note(parsed) -> str``: the note checked: the reasoning call's ``step_by_step_analysis`` and
-  ``reasoning_summary`` joined ("" when it has neither).
+  ``reasoning_summary`` joined ("" when it has neither; :func:`rag.answer.common.prompts.reasoning_text`).
 - ``claim_call(llm, cfg, question, parsed) -> dict``: ``claim_p`` (float in [0, 1]; the parsed answer as 1.0 / 0.0
   where the backend gives no log-probabilities; None when there is no note or the call failed), ``claim_note``,
   ``claim_usage``, ``claim_seconds`` and ``claim_error`` (when it failed). Never raises for a model error: the page's
@@ -26,6 +26,7 @@ from typing import Any
 
 from ...core.config import RunConfig
 from ..common.calls import prompts_dir
+from ..common.prompts import reasoning_text
 from ..common.yes_no_check import YesNoPrompt, yes_no_p
 
 PROMPT = YesNoPrompt(Path("checks") / "claim.txt", "note")
@@ -35,10 +36,7 @@ def claim_version(pdir: Path) -> str:
     return PROMPT.version(pdir)
 
 
-def claim_note(parsed: dict[str, Any] | None) -> str:
-    """See module docstring."""
-    parsed = parsed or {}
-    return " ".join(str(parsed.get(k) or "").strip() for k in ("step_by_step_analysis", "reasoning_summary")).strip()
+claim_note = reasoning_text  # the note checked (module docstring)
 
 
 def claim_call(llm: Any, cfg: RunConfig, question: str, parsed: dict[str, Any] | None) -> dict[str, Any]:

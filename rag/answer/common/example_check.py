@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
-from .prompts import NA
+from .prompts import NA, reasoning_text
 
 COPY_SHARE = 0.5  # of the answer's trigrams found in one example: a paraphrase keeps few, a copy most
 _SCALES = {"units": 1, "": 1, "thousands": 1e3, "millions": 1e6, "billions": 1e9}
@@ -108,7 +108,6 @@ def copied(kind: str, value: Any, reasoning: str, prompts_dir: Path | str, texts
             if same and not _printed(fig, texts):
                 return f"is the figure of {where}, printed on no page read"
         if kind == "boolean" and reasoning:
-            ex = " ".join(str(ans.get(k, "")) for k in ("step_by_step_analysis", "reasoning_summary"))
-            if _share(reasoning, ex) >= COPY_SHARE:
+            if _share(reasoning, reasoning_text(ans)) >= COPY_SHARE:
                 return f"reasons as {where}"
     return None

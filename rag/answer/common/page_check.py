@@ -27,7 +27,7 @@ from typing import Any
 from ...core.config import RunConfig
 from .calls import prompts_dir
 from .context import Counter, CtxPage, _truncate
-from .yes_no_check import YesNoPrompt, yes_no_p
+from .yes_no_check import YesNoPrompt, yes_no_ps
 
 PROMPT = YesNoPrompt(Path("checks") / "page_answers.txt", "page")
 PAGE_TOKENS = 900  # a page's head: the packed answer calls hold 2-3 pages in 2,600 tokens
@@ -43,19 +43,12 @@ def choose_pages(llm: Any, cfg: RunConfig, question: str, pages: list[CtxPage],
     pdir = prompts_dir(cfg)
     judged = pages[: cfg.answer.page_choice_pages]
     t0 = time.perf_counter()
-    ps: list[float] = []
-    usage = None  # rag.models.Usage, summed over the pages' calls
-    errors: list[str] = []
-    for p in judged:
-        prob, u, err = yes_no_p(llm, PROMPT.messages(pdir, _truncate(p.text, PAGE_TOKENS, counter), question, "PAGE"))
-        if err is not None:
-            errors.append(f"page {p.page}: {err[:200]}")
-        ps.append(0.0 if prob is None else prob)
-        if u is not None:
-            usage = u if usage is None else usage + u
+    ps, usage, errors = yes_no_ps(llm, [PROMPT.messages(pdir, _truncate(p.text, PAGE_TOKENS, counter), question,
+                                                        "PAGE") for p in judged])
     order = sorted(range(len(judged)), key=lambda i: (-ps[i], i))
     call = {"kind": "page_choice", "prompt_version": page_check_version(pdir),
             "p_pages": [{"page": p.page, "rank": p.rank, "p_true": pr} for p, pr in zip(judged, ps)],
-            "usage": usage.as_dict() if usage else {}, "error": "; ".join(errors) or None,
+            "usage": usage.as_dict() if usage else {},
+            "error": "; ".join(f"page {judged[i].page}: {err[:200]}" for i, err in errors) or None,
             "seconds": round(time.perf_counter() - t0, 3)}
     return [judged[i] for i in order] + list(pages[len(judged):]), call

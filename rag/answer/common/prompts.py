@@ -15,6 +15,8 @@ Contracts:
   names + contents); recorded with every answer and part of the stage's currency key.
 - ``SCHEMAS[kind]``: the pydantic model the model must fill. Numbers come back *as printed* with the
   scale seen (``NumberAnswer``); ``rag.answer`` does the arithmetic in code.
+- ``reasoning_text(parsed) -> str``: a parsed answer's step-by-step analysis and summary, joined (what the example
+  check and the yes/no note check read).
 - Page numbers in ``relevant_pages`` are the context's own "=== Page N ===" labels (1..n in context
   order), mapped back to report pages by ``rag.answer``.
 """
@@ -188,6 +190,13 @@ def build_messages(kind: str, context: str, question: str,
         {"role": "assistant", "content": ex["answer"]},
         {"role": "user", "content": user(context, question)},
     ]
+
+
+def reasoning_text(parsed: dict[str, Any] | None) -> str:
+    """A parsed answer's reasoning: its ``step_by_step_analysis`` and ``reasoning_summary``, each stripped, joined
+    by a space ("" when it has neither)."""
+    parsed = parsed or {}
+    return " ".join(str(parsed.get(k) or "").strip() for k in ("step_by_step_analysis", "reasoning_summary")).strip()
 
 
 def format_context(pages: list[str]) -> str:

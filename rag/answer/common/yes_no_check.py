@@ -1,5 +1,5 @@
-"""One yes/no check put to the reader with a one-shot prompt file, and its P(true) from the log-probabilities (stage 06):
-the shape shared by one line against a metric (rag.answer.numbers.line_check), a page against a question
+"""One yes/no check put to the reader with a one-shot prompt file, and its P(true) from the log-probabilities
+(stage 06): the shape shared by one line against a metric (rag.answer.numbers.line_check), a page against a question
 (rag.answer.common.page_check) and a yes/no page's note against its question (rag.answer.booleans.claim_check).
 
 Contracts:
@@ -12,6 +12,9 @@ Contracts:
   ``p`` is P(true) of the value token (:func:`rag.models.logprobs.field_p_true`), or the parsed answer as 1.0 / 0.0
   where the backend gives no log-probabilities; ``(None, None, message)`` when the call failed. Never raises for
   a model error.
+- ``yes_no_ps(llm, messages_list) -> (ps, usage, errors)``: :func:`yes_no_p` for each messages list in order; ``ps``
+  has 0.0 where a call failed, ``usage`` is the calls' summed :class:`rag.models.Usage` (None when none answered),
+  ``errors`` the ``(index, message)`` of the failed calls.
 """
 from __future__ import annotations
 
@@ -54,3 +57,18 @@ def yes_no_p(llm: Any, messages: list[dict[str, str]]) -> tuple[float | None, An
     if p is None:  # no log-probabilities (some backends): the parsed answer, taken as certain
         p = 1.0 if isinstance(res.value, BooleanDecision) and res.value.final_answer else 0.0
     return round(p, 6), res.usage, None
+
+
+def yes_no_ps(llm: Any, messages_list: list[list[dict[str, str]]]) -> tuple[list[float], Any, list[tuple[int, str]]]:
+    """See module docstring."""
+    ps: list[float] = []
+    usage = None
+    errors: list[tuple[int, str]] = []
+    for i, messages in enumerate(messages_list):
+        p, u, err = yes_no_p(llm, messages)
+        if err is not None:
+            errors.append((i, err))
+        ps.append(0.0 if p is None else p)
+        if u is not None:
+            usage = u if usage is None else usage + u
+    return ps, usage, errors

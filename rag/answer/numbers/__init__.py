@@ -9,8 +9,8 @@ prompt versions stage 06's key holds while the pick / the choice by meaning is o
 Modules: :mod:`.figures` (table candidates: :func:`~.figures.build_candidates`), :mod:`.grid_cells`,
 :mod:`.grid_context`, :mod:`.labels` (which row names the metric), :mod:`.figure_check` (does a figure's line
 name the metric), :mod:`.prose` with :mod:`.prose_period`, :mod:`.prose_figures`, :mod:`.prose_kinds`,
-:mod:`.prose_counts` (figures printed in sentences), :mod:`.wholes` (the whole over its parts), :mod:`.figure_pick` (the pick),
-:mod:`.metric_choice` (numbers matched by meaning). Imports only :mod:`rag.answer.common` of the stage.
+:mod:`.prose_counts` (figures printed in sentences), :mod:`.wholes` (the whole over its parts), :mod:`.figure_pick`
+(the pick), :mod:`.metric_choice` (numbers matched by meaning). Imports only :mod:`rag.answer.common` of the stage.
 """
 from .figure_pick import answer_from_tables, pick_version
 from .metric_choice import choose_version

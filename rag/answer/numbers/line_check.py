@@ -11,9 +11,9 @@ Contracts:
   ``prompts/figures/line_check.txt``: system, a worked example, then the line and the question; the answer's
   grammar ``{"final_answer": boolean}``, the yes/no pages' own
   :class:`rag.answer.common.calls.BooleanDecision`, through :mod:`rag.answer.common.yes_no_check`); returns a
-  call record whose ``probs`` has the shape :func:`rag.answer.numbers.metric_choice.decide` reads: ``[1 - max p, p_1, ..., p_k]`` (p_i = P(true) of line i;
-  a line whose call failed or gave no log-probabilities: its parsed answer as 1.0 / 0.0, else 0.0), ``p_lines``,
-  summed ``usage`` and ``seconds``. Never raises for a model error.
+  call record whose ``probs`` has the shape :func:`rag.answer.numbers.metric_choice.decide` reads:
+  ``[1 - max p, p_1, ..., p_k]`` (p_i = P(true) of line i; a line whose call failed or gave no log-probabilities:
+  its parsed answer as 1.0 / 0.0, else 0.0), ``p_lines``, summed ``usage`` and ``seconds``. Never raises for a model error.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from typing import Any
 
 from ...core.config import RunConfig
 from ..common.calls import prompts_dir
-from ..common.yes_no_check import YesNoPrompt, yes_no_p
+from ..common.yes_no_check import YesNoPrompt, yes_no_ps
 from .figures import Candidate, format_candidates
 
 PROMPT = YesNoPrompt(Path("figures") / "line_check.txt", "line")
@@ -43,23 +43,12 @@ def check_lines(llm: Any, cfg: RunConfig, question: str, shown: list[Candidate])
     """See module docstring."""
     pdir = prompts_dir(cfg)
     t0 = time.perf_counter()
-    ps: list[float] = []
-    usage = None  # rag.models.Usage, summed over the lines' calls
-    errors: list[str] = []
-    chars = 0
-    last: list[dict[str, str]] = []
-    for c in shown:
-        messages = line_messages(question, c, pdir)
-        chars += sum(len(m["content"]) for m in messages)
-        last = messages
-        p, u, err = yes_no_p(llm, messages)
-        if err is not None:
-            errors.append(err[:200])
-        ps.append(0.0 if p is None else p)
-        if u is not None:
-            usage = u if usage is None else usage + u
+    asked = [line_messages(question, c, pdir) for c in shown]
+    ps, usage, errors = yes_no_ps(llm, asked)  # usage: rag.models.Usage, summed over the lines' calls
+    chars = sum(len(m["content"]) for messages in asked for m in messages)
+    last = asked[-1] if asked else []
     probs = [round(1 - max(ps), 6) if ps else 1.0, *ps]
     return {"kind": "metric_lines", "prompt_version": line_check_version(pdir), "messages_chars": chars,
             "raw": "", "parsed": None, "usage": usage.as_dict() if usage else {}, "model": "",
-            "error": "; ".join(errors) or None, "probs": probs, "p_lines": ps,
+            "error": "; ".join(err[:200] for _, err in errors) or None, "probs": probs, "p_lines": ps,
             "seconds": round(time.perf_counter() - t0, 3), "messages": last}

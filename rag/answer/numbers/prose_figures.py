@@ -35,6 +35,7 @@ _NUMBER_WORDS = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|tw
 _NOTE_REF = re.compile(r"(?i)\b(?:note|notes|page|pages|section|item|part|phase|tier|level|schedule|figure|"
                        r"chapter|article|rule|form|no\.)\s*$")
 
+
 @dataclass
 class _Hit:
     printed: str

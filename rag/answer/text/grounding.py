@@ -49,9 +49,11 @@ def _derived(f: str, printed: set[str], passed: list[str]) -> bool:
     return False
 
 
-def supported(sentence: str, sources: list[str], derived: bool = False) -> bool:
-    """See module docstring."""
-    printed = set().union(*(figures(s) for s in sources)) if sources else set()
+def _printed(sources: list[str]) -> set[str]:
+    return set().union(*(figures(s) for s in sources)) if sources else set()
+
+
+def _supported(sentence: str, printed: set[str], derived: bool) -> bool:
     found = figures(sentence)
     passed = [f for f in found if f in printed]
     if not derived:
@@ -59,10 +61,16 @@ def supported(sentence: str, sources: list[str], derived: bool = False) -> bool:
     return all(f in printed or _derived(f, printed, [x for x in passed if x != f]) for f in found)
 
 
-def grounded(text: str, sources: list[str]) -> tuple[list[str], list[str]]:
+def supported(sentence: str, sources: list[str], derived: bool = False) -> bool:
     """See module docstring."""
+    return _supported(sentence, _printed(sources), derived)
+
+
+def grounded(text: str, sources: list[str]) -> tuple[list[str], list[str]]:
+    """See module docstring (the sources' figures read once for all sentences)."""
+    printed = _printed(sources)
     kept: list[str] = []
     dropped: list[str] = []
     for s in _SENTENCE_END.split(text):
-        (kept if supported(s, sources, derived=True) else dropped).append(s)
+        (kept if _supported(s, printed, derived=True) else dropped).append(s)
     return kept, dropped

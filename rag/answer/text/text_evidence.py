@@ -19,8 +19,8 @@ Contracts:
   :func:`rag.answer.fuse.answer_pages` (value, cited, calls, interpretation, answering_part);
   ``interpretation["evidence"]`` holds the shown line count, the picked lines (number, page, text), the computed
   facts and the dropped sentences, so a reader can see what the answer rests on.
-- ``supported(sentence, sources) -> bool`` (from :mod:`.grounding`): every figure of the sentence is printed in one of
-  ``sources``.
+- ``supported(sentence, sources) -> bool`` (from :mod:`.grounding`): every figure of the sentence is printed in one
+  of ``sources``.
 """
 from __future__ import annotations
 
