@@ -123,8 +123,9 @@ def answer_question(llm: Any, cfg: RunConfig, ds: Dataset, q: Question, rec: Ret
     if out.get("pick_call"):
         calls.append(out["pick_call"])
     # a boolean page's decision call (rag.answer.booleans.bool_logprob) reports its tokens as p_usage, its note
-    # check (rag.answer.booleans.claim_check) as claim_usage
-    usages = [c.get(k) or {} for k in ("usage", "p_usage", "claim_usage") for c in calls]
+    # check (rag.answer.booleans.claim_check) as claim_usage, its calibration (rag.answer.booleans.calibration) as
+    # calib_usage
+    usages = [c.get(k) or {} for k in ("usage", "p_usage", "claim_usage", "calib_usage") for c in calls]
     out["usage"] = {k: sum(int(u.get(k, 0) or 0) for u in usages) for k in ("prompt_tokens", "completion_tokens", "requests")}
     cost = sum(float(u.get("cost_usd", 0) or 0) for u in usages)
     if cost:  # remote models only: local records stay as they were
@@ -168,6 +169,10 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
         from .booleans import claim_version
 
         versions.append(claim_version(prompts_dir(cfg)))
+    if cfg.answer.boolean_calibration and q.kind == "boolean":  # the calibration's control questions
+        from .booleans import controls_version
+
+        versions.append(controls_version(prompts_dir(cfg)))
     if any(k in cfg.answer.page_choice for k in kinds):  # the page check's prompt (rag.answer.common.page_check)
         from .common.page_check import page_check_version
 

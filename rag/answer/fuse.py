@@ -18,7 +18,9 @@ Contracts:
   With ``answer.boolean_p_true`` each boolean part also gets P(true) from the value token's log-probabilities
   (:mod:`rag.answer.booleans.bool_logprob`; ``answer.boolean_decision`` says whether it or the reasoning decides).
   With ``answer.boolean_claim_check`` a page's true stands only when the reader judges its own note on the page to
-  say the asked event took place (:mod:`rag.answer.booleans.claim_check`; ``claim_p`` in the page's call).
+  say the asked event took place (:mod:`rag.answer.booleans.claim_check`; ``claim_p`` in the page's call). With
+  ``answer.boolean_calibration`` it stands only when its P(true) exceeds the other yes/no templates' mean P(true)
+  on the same page by ``boolean_calibration_min`` (:mod:`rag.answer.booleans.calibration`; ``calib_score``).
   For the kinds in ``answer.page_choice`` the pages are first put in the order of the reader's P(the page answers)
   (:mod:`rag.answer.common.page_check`; its call record comes first in ``calls``).
 - ``structured_call``, ``prompts_dir``: :mod:`rag.answer.common.calls` (figure_pick asks the model through them too).
@@ -29,7 +31,7 @@ import time
 from typing import Any
 
 from ..core.config import RunConfig
-from .booleans import claim_call, p_true_call
+from .booleans import calibration_call, claim_call, p_true_call
 from .common.calls import prompts_dir, structured_call  # noqa: F401 - re-exported
 from .common.context import Counter, CtxPage, pack_parts
 from .common.focus import focus_pages
@@ -127,6 +129,10 @@ def _answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: lis
             call.update(claim_call(llm, cfg, question, call.get("parsed")))
             if call["claim_p"] is not None and call["claim_p"] < cfg.answer.boolean_claim_min_p:
                 v, info = False, {**info, "claim_rejected": True}
+        if kind == "boolean" and v is True and cfg.answer.boolean_calibration:  # above the page's other events?
+            call.update(calibration_call(llm, cfg, question, context, call.get("p_true")))
+            if call["calib_score"] is not None and call["calib_score"] < cfg.answer.boolean_calibration_min:
+                v, info = False, {**info, "calibration_rejected": True}
         # Cite where the answer is printed: the small model often copies the example's page label.
         holding = pages_holding(kind, v, info, part)
         if holding and not any(p in holding for p in cited):

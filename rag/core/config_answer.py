@@ -170,6 +170,15 @@ class AnswerConfig(_Frozen):
     boolean_claim_min_p: float = Field(
         0.1, ge=0, le=1, description="P(true) of the note check at which a page's true stands (boolean_claim_check; "
                                      "chosen on the tuning half: RESULTS.md).")
+    # A page's "true" set against the same page's P(true) for the ERC generator's other yes/no templates, the same
+    # company filled in (rag.answer.booleans.calibration, prompts/checks/controls.txt); questions of no template
+    # are not calibrated.
+    boolean_calibration: bool = Field(
+        True, description="A yes/no page's true stands only when its P(true) exceeds the mean P(true) of the other "
+                           "yes/no templates on the same page by boolean_calibration_min (measured: RESULTS.md).")
+    boolean_calibration_min: float = Field(
+        0.11, ge=-1, le=1, description="Own P(true) minus the controls' mean at which a page's true stands "
+                                       "(boolean_calibration; chosen on the tuning half: RESULTS.md).")
     boolean_top_logprobs: int = internal(
         10, ge=2, le=20, description="Alternatives per token asked of the server.")
     boolean_decision_max_tokens: int = internal(

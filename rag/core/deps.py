@@ -72,6 +72,10 @@ KEY_RULES: dict[str, dict[str, Any]] = {
                "text_figures_on_pages": ("added_as", False),
                # A yes/no page's true checked against its own note (issue 46): off is how every run answered before.
                "boolean_claim_check": ADDED, "boolean_claim_min_p": ("unused_when", "boolean_claim_check", False),
+               # A yes/no page's true set against the page's other events (issue 46): off is how every run answered
+               # before it existed.
+               "boolean_calibration": ("added_as", False),
+               "boolean_calibration_min": ("unused_when", "boolean_calibration", False),
                **{f: ("unused_when", "text_from_evidence", False)
                   for f in ("text_evidence_pages", "text_evidence_lines", "text_evidence_tokens")},
                **{f: ("unused_when", "metric_choice", False)

@@ -1,0 +1,102 @@
+"""P(true) of a yes/no question set against the same company's other yes/no questions on the same page
+("contextual calibration"): does a page the reader says true on for this question also get a high P(true)
+for questions about other events? Replays a 06 run; asks the local reader only for the other questions'
+P(true) (one short decision call each; llama.cpp's prompt cache reuses the page, so ~1 s a call).
+
+    python benchmarks/bool_calibration.py --data D --run RUN [--both 0.2] [--cuts 0.11,0.13] [--cache-dir C] [--totals-only]
+
+The rule replayed is ``answer.boolean_calibration`` (rag.answer.booleans.calibration) at each cut as
+``boolean_calibration_min``: a page says true as ``answer.boolean_decision = "both"`` at ``--both`` does (its
+reasoning says true with P(true) >= t), and the page's score -- its own P(true) minus the mean P(true) of the
+other yes/no templates (prompts/checks/controls.txt) with the question's company on that page -- is at least the
+cut; a page that fails the cut is passed over and reading goes on, as 06 does. True at the first page that passes, false when none does. Pages after the first true are read only by a
+run made with ``answer.early_stop=false``; where the rule needs one an early-stopped run never read, the
+question counts as unread. Prints per cut: True-gold answered True, False-gold answered False, right,
+unread. ``--totals-only``: no per-question line (a report half).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from booleans import boolean_calls  # noqa: E402
+
+from rag.core.config import load_config  # noqa: E402
+from rag.core.dataset import load_dataset  # noqa: E402
+
+
+def page_says_true(call: dict, t: float) -> bool:
+    """The "both" rule on one page call of a 06 debug record."""
+    cot = (call.get("interpretation") or {}).get("cot_answer", call.get("value"))
+    return cot is True and (call.get("p_true") or 0.0) >= t
+
+
+def decide(scores: list[float | None], read_all: bool, cut: float) -> bool | None:
+    """The rule's answer from the scores of the pages that say true (reading order): True at the first score
+    >= cut; False when none is and every page was read; None when an unread page could still decide."""
+    if any(s is not None and s >= cut for s in scores):
+        return True
+    return False if read_all else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python benchmarks/bool_calibration.py")
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--run", required=True)
+    ap.add_argument("--both", type=float, default=0.2)
+    ap.add_argument("--cuts", default="-1,0,0.05,0.09,0.1,0.11,0.12,0.13,0.15,0.2",
+                    help="cuts of own - mean(others) (a report half: the tuning half's choice only)")
+    ap.add_argument("--cache-dir", default=None, help="the run's model cache (another build's)")
+    ap.add_argument("--totals-only", action="store_true")
+    a = ap.parse_args(argv)
+
+    from rag.answer.booleans import calibration_call, p_true_call
+    from rag.answer.common.context import candidates_by_report, pack_parts
+    from rag.answer.common.prompts import format_context
+    from rag.chunk import token_counter
+    from rag.models import get_llm
+    from rag.retrieve import load_retrieval
+
+    ds = load_dataset(a.data, check_hashes=False)
+    cfg = load_config("offline", data_dir=a.data, run=a.run, cache_dir=a.cache_dir)
+    man = json.loads((cfg.run_dir / "06_answer" / "manifest.json").read_text())
+    early = man.get("config", {}).get("answer", {}).get("early_stop", True)
+    counter, llm = token_counter(cfg), get_llm(cfg)
+    qs = [q for q in ds.questions if q.kind == "boolean" and q.text in ds.gold]
+
+    def score(qid: str, text: str, page: dict) -> float | None:
+        cands = [p for p in candidates_by_report(load_retrieval(cfg, qid))[page["sha1"]] if p.page == page["page"]]
+        context = format_context([p.text for p in pack_parts(cands, cfg.answer.max_context_tokens, counter, 1)[0]])
+        return calibration_call(llm, cfg, text, context, p_true_call(llm, cfg, text, context)["p_true"])["calib_score"]
+
+    cuts = [float(c) for c in a.cuts.split(",") if c]
+    per: dict[str, tuple[bool, list, bool]] = {}
+    for q in qs:
+        calls, _ = boolean_calls(cfg.run_dir, q.qid)
+        gold = ds.gold[q.text].answers[0].strip().lower() == "true"
+        scores = [score(q.qid, q.text, c["pages"][0]) for c in calls if page_says_true(c, a.both)]
+        read_all = not (early and calls and calls[-1].get("value") is True)  # reading did not end on a true
+        per[q.qid] = (gold, scores, read_all)
+        if not a.totals_only and scores:
+            print(f"{q.qid} {'T' if gold else 'F'} scores {' '.join('-' if s is None else f'{s:.3f}' for s in scores)}")
+    n_t = sum(g for g, _, _ in per.values())
+    n_f = len(per) - n_t
+    print(f"{a.data} / {a.run}: {len(per)} yes/no questions ({n_t} True-gold, {n_f} False-gold), both at {a.both}")
+    print(f"{'cut':>6} {'True-gold->True':>16} {'False-gold->False':>18} {'right':>6} {'unread':>7}")
+    for cut in cuts:
+        ans = {qid: decide(s, r, cut) for qid, (g, s, r) in per.items()}
+        tt = sum(1 for qid, v in ans.items() if v is True and per[qid][0])
+        ff = sum(1 for qid, v in ans.items() if v is False and not per[qid][0])
+        unread = sum(1 for v in ans.values() if v is None)
+        print(f"{cut:>6.2f} {tt:>10} / {n_t:<4} {ff:>11} / {n_f:<4} {tt + ff:>6} {unread:>7}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
