@@ -190,11 +190,24 @@ def _reason(d: dict[str, Any]) -> str:
         return ""
     parsed = [c.get("parsed") for c in d.get("calls", []) if c.get("parsed")]
     if parsed:
-        return str(parsed[-1].get("reasoning_summary", ""))
+        return str(parsed[-1].get("reasoning_summary", "")) + _passed_over(d)
     # a yes/no decided by P(true) alone (answer.boolean_reasoning false): the probability read on each page
     read = [(p["page"], c["p_true"]) for c in d.get("calls", []) if c.get("p_true") is not None
             for p in c.get("pages", [])[:1]]
     return "; ".join(f"page {pg}: P(true) {pt:.2f}" for pg, pt in read)
+
+
+def _passed_over(d: dict[str, Any]) -> str:
+    """Pages whose true the calibration passed over (answer.boolean_calibration), as " (page 12's true passed
+    over: P(true) 0.31, 0.27 for other yes/no questions)"; "" when none was."""
+    out = []
+    for c in d.get("calls", []):
+        if (c.get("interpretation") or {}).get("calibration_rejected") and c.get("pages"):
+            ps = c.get("calib_ps") or []
+            others = sum(ps) / len(ps) if ps else 0.0
+            out.append(f"page {c['pages'][0]['page']}'s true passed over: P(true) {c.get('p_true') or 0:.2f}, "
+                       f"{others:.2f} for other yes/no questions")
+    return f" ({'; '.join(out)})" if out else ""
 
 
 def format_result(res: AskResult) -> str:

@@ -108,3 +108,16 @@ def test_a_controls_file_without_the_placeholder_names_the_file(tmp_path):
     (tmp_path / "checks" / "controls.txt").write_text("# comment\nDid the company pay a dividend?\n")
     with pytest.raises(ValueError, match=r"controls.txt: line 2 has no \{company\}"):
         load_controls(tmp_path)
+
+
+def test_rag_ask_says_which_page_was_passed_over():
+    from rag.ask import _reason
+
+    d = {"kind": "boolean", "calls": [
+        {"parsed": {"reasoning_summary": "Page 1 shows the signatures."}, "pages": [{"page": 12}], "p_true": 0.31,
+         "calib_ps": [0.25, 0.29], "interpretation": {"calibration_rejected": True}},
+        {"parsed": {"reasoning_summary": "No buyback is mentioned."}, "pages": [{"page": 30}], "p_true": 0.05}]}
+    assert _reason(d) == ("No buyback is mentioned. (page 12's true passed over: P(true) 0.31, 0.27 for other "
+                          "yes/no questions)")
+    d["calls"][0]["interpretation"] = {}
+    assert _reason(d) == "No buyback is mentioned."
