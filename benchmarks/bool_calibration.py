@@ -25,16 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from booleans import boolean_calls  # noqa: E402
+from booleans import boolean_calls, page_says_true  # noqa: E402
 
 from rag.core.config import load_config  # noqa: E402
 from rag.core.dataset import load_dataset  # noqa: E402
-
-
-def page_says_true(call: dict, t: float) -> bool:
-    """The "both" rule on one page call of a 06 debug record."""
-    cot = (call.get("interpretation") or {}).get("cot_answer", call.get("value"))
-    return cot is True and (call.get("p_true") or 0.0) >= t
 
 
 def decide(scores: list[float | None], read_all: bool, cut: float) -> bool | None:
@@ -56,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--totals-only", action="store_true")
     a = ap.parse_args(argv)
 
-    from rag.answer.booleans import calibration_call, p_true_call
+    from rag.answer.booleans import calibration_call
     from rag.answer.common.context import candidates_by_report, pack_parts
     from rag.answer.common.prompts import format_context
     from rag.chunk import token_counter
@@ -70,17 +64,21 @@ def main(argv: list[str] | None = None) -> int:
     counter, llm = token_counter(cfg), get_llm(cfg)
     qs = [q for q in ds.questions if q.kind == "boolean" and q.text in ds.gold]
 
-    def score(qid: str, text: str, page: dict) -> float | None:
-        cands = [p for p in candidates_by_report(load_retrieval(cfg, qid))[page["sha1"]] if p.page == page["page"]]
-        context = format_context([p.text for p in pack_parts(cands, cfg.answer.max_context_tokens, counter, 1)[0]])
-        return calibration_call(llm, cfg, text, context, p_true_call(llm, cfg, text, context)["p_true"])["calib_score"]
+    def score(cands: list, text: str, call: dict) -> float | None:
+        """The calibration score of one true page, its own P(true) as 06 recorded it."""
+        page = call["pages"][0]
+        mine = [p for p in cands[page["sha1"]] if p.page == page["page"]]
+        context = format_context([p.text for p in pack_parts(mine, cfg.answer.max_context_tokens, counter, 1)[0]])
+        return calibration_call(llm, cfg, text, context, call.get("p_true"))["calib_score"]
 
     cuts = [float(c) for c in a.cuts.split(",") if c]
     per: dict[str, tuple[bool, list, bool]] = {}
     for q in qs:
         calls, _ = boolean_calls(cfg.run_dir, q.qid)
         gold = ds.gold[q.text].answers[0].strip().lower() == "true"
-        scores = [score(q.qid, q.text, c["pages"][0]) for c in calls if page_says_true(c, a.both)]
+        trues = [c for c in calls if page_says_true(c, a.both)]
+        cands = candidates_by_report(load_retrieval(cfg, q.qid)) if trues else {}
+        scores = [score(cands, q.text, c) for c in trues]
         read_all = not (early and calls and calls[-1].get("value") is True)  # reading did not end on a true
         per[q.qid] = (gold, scores, read_all)
         if not a.totals_only and scores:

@@ -42,6 +42,13 @@ def boolean_calls(run_dir: Path, qid: str) -> tuple[list[dict], dict]:
     return [c for c in d.get("calls", []) if "value" in c or "p_true" in c], d
 
 
+def page_says_true(call: dict, t: float) -> bool:
+    """The "both" rule on one page call of a 06 debug record: its reasoning says true (``cot_answer``, else the
+    page's value) and its P(true) is at least ``t``."""
+    cot = (call.get("interpretation") or {}).get("cot_answer", call.get("value"))
+    return cot is True and (call.get("p_true") or 0.0) >= t
+
+
 def replay(calls: list[dict], record: dict, rule: str | float, early_stop: bool = True) -> bool | None:
     """The answer ``rule`` gives on these calls: "cot" = the recorded answer; a float t = true at the first
     page with P(true) >= t; "both:t" = true at the first page whose reasoning says true with P(true) >= t;
@@ -70,13 +77,10 @@ def replay(calls: list[dict], record: dict, rule: str | float, early_stop: bool 
         if early_stop:
             return None  # the pages after the first true were never read
         h = float(rule.split(":")[1])
-        cots = [(c.get("interpretation") or {}).get("cot_answer", c.get("value")) for c in calls]
-        says = [p for v, p in zip(cots, ps) if v is True and p >= 0.2]
+        says = [c["p_true"] for c in calls if page_says_true(c, 0.2)]
         hit = len(says) >= 2 or any(p >= h for p in says)
     elif isinstance(rule, str):  # "both:t"
-        t = float(rule.split(":")[1])
-        cots = [(c.get("interpretation") or {}).get("cot_answer", c.get("value")) for c in calls]
-        hit = any(v is True and p >= t for v, p in zip(cots, ps))
+        hit = any(page_says_true(c, float(rule.split(":")[1])) for c in calls)
     else:
         hit = any(p >= rule for p in ps)
     if hit:

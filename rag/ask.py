@@ -199,14 +199,14 @@ def _reason(d: dict[str, Any]) -> str:
 
 def _passed_over(d: dict[str, Any]) -> str:
     """Pages whose true the calibration passed over (answer.boolean_calibration), as " (page 12's true passed
-    over: P(true) 0.31, 0.27 for other yes/no questions)"; "" when none was."""
+    over: P(true) 0.31, 0.27 for other yes/no questions)"; "" when none was. The others' mean is the one the
+    decision used (P(true) minus ``calib_score``: controls whose call failed left out)."""
     out = []
     for c in d.get("calls", []):
         if (c.get("interpretation") or {}).get("calibration_rejected") and c.get("pages"):
-            ps = c.get("calib_ps") or []
-            others = sum(ps) / len(ps) if ps else 0.0
-            out.append(f"page {c['pages'][0]['page']}'s true passed over: P(true) {c.get('p_true') or 0:.2f}, "
-                       f"{others:.2f} for other yes/no questions")
+            p = c.get("p_true") or 0.0
+            out.append(f"page {c['pages'][0]['page']}'s true passed over: P(true) {p:.2f}, "
+                       f"{p - c['calib_score']:.2f} for other yes/no questions")
     return f" ({'; '.join(out)})" if out else ""
 
 

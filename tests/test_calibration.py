@@ -115,7 +115,7 @@ def test_rag_ask_says_which_page_was_passed_over():
 
     d = {"kind": "boolean", "calls": [
         {"parsed": {"reasoning_summary": "Page 1 shows the signatures."}, "pages": [{"page": 12}], "p_true": 0.31,
-         "calib_ps": [0.25, 0.29], "interpretation": {"calibration_rejected": True}},
+         "calib_ps": [0.25, 0.29], "calib_score": 0.04, "interpretation": {"calibration_rejected": True}},
         {"parsed": {"reasoning_summary": "No buyback is mentioned."}, "pages": [{"page": 30}], "p_true": 0.05}]}
     assert _reason(d) == ("No buyback is mentioned. (page 12's true passed over: P(true) 0.31, 0.27 for other "
                           "yes/no questions)")

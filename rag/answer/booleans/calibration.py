@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core.config import RunConfig
+from ...models.base import Usage
 from ..common.calls import prompts_dir, sections_version
 from .bool_logprob import p_true_call
 
@@ -90,18 +91,18 @@ def calibration_call(llm: Any, cfg: RunConfig, question: str, context: str, own_
     if not controls or own_p is None:
         return {"calib_score": None, "calib_ps": [], "calib_usage": {}, "calib_seconds": 0.0}
     t0 = time.perf_counter()
-    ps, errors, usage = [], [], {}
+    ps, errors, usage = [], [], None
     for i, control in enumerate(controls):
         r = p_true_call(llm, cfg, control, context)
-        for k, v in (r.get("p_usage") or {}).items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                usage[k] = usage.get(k, 0) + v
+        if r.get("p_usage"):  # summed as rag.answer.common.yes_no_check.yes_no_ps sums its calls'
+            u = Usage(**r["p_usage"])
+            usage = u if usage is None else usage + u
         if r.get("p_true") is None:
             errors.append((i, r.get("p_error", "no P(true)")))
         ps.append(r.get("p_true"))
     read = [p for p in ps if p is not None]
     out = {"calib_score": round(own_p - sum(read) / len(read), 6) if read else None,
-           "calib_ps": [0.0 if p is None else p for p in ps], "calib_usage": usage,
+           "calib_ps": [0.0 if p is None else p for p in ps], "calib_usage": usage.as_dict() if usage else {},
            "calib_seconds": round(time.perf_counter() - t0, 3)}
     if errors:
         out["calib_errors"] = errors
