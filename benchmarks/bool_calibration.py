@@ -4,15 +4,20 @@ for questions about other events? Replays a 06 run; asks the local reader only f
 P(true) (one short decision call each; llama.cpp's prompt cache reuses the page, so ~1 s a call).
 
     python benchmarks/bool_calibration.py --data D --run RUN [--both 0.2] [--cuts 0.11,0.13] [--cache-dir C] [--totals-only]
+        [--decision both|logprob] [--ts 0.2,0.3] [--json OUT]
 
 The rule replayed is ``answer.boolean_calibration`` (rag.answer.booleans.calibration) at each cut as
 ``boolean_calibration_min``: a page says true as ``answer.boolean_decision = "both"`` at ``--both`` does (its
 reasoning says true with P(true) >= t), and the page's score -- its own P(true) minus the mean P(true) of the
 other yes/no templates (prompts/checks/controls.txt) with the question's company on that page -- is at least the
-cut; a page that fails the cut is passed over and reading goes on, as 06 does. True at the first page that passes, false when none does. Pages after the first true are read only by a
+cut; a page that fails the cut is passed over and reading goes on, as 06 does. ``--decision logprob`` replays
+``answer.boolean_decision = "logprob"`` instead (a page says true on its P(true) >= t alone); ``--ts`` replays several
+t (default: ``--both``). True at the first page that passes, false when none does. Pages after the first true are read only by a
 run made with ``answer.early_stop=false``; where the rule needs one an early-stopped run never read, the
 question counts as unread. Prints per cut: True-gold answered True, False-gold answered False, right,
-unread. ``--totals-only``: no per-question line (a report half).
+unread, and the balanced accuracy (the mean of the two groups' shares). ``--totals-only``: no per-question line
+(a report half). ``--json OUT``: the table's rows also written to OUT, so the rows of two builds' runs can be set
+side by side (benchmarks/bool_builds.py).
 """
 from __future__ import annotations
 
@@ -44,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", required=True)
     ap.add_argument("--run", required=True)
     ap.add_argument("--both", type=float, default=0.2)
+    ap.add_argument("--decision", choices=("both", "logprob"), default="both")
+    ap.add_argument("--ts", default=None, help="thresholds t of the decision (default: --both)")
+    ap.add_argument("--json", default=None, help="also write the table's rows here")
     ap.add_argument("--cuts", default="-1,0,0.05,0.09,0.1,0.11,0.12,0.13,0.15,0.2",
                     help="cuts of own - mean(others) (a report half: the tuning half's choice only)")
     ap.add_argument("--cache-dir", default=None, help="the run's model cache (another build's)")
@@ -72,27 +80,43 @@ def main(argv: list[str] | None = None) -> int:
         return calibration_call(llm, cfg, text, context, call.get("p_true"))["calib_score"]
 
     cuts = [float(c) for c in a.cuts.split(",") if c]
-    per: dict[str, tuple[bool, list, bool]] = {}
+    ts = [float(t) for t in (a.ts or str(a.both)).split(",") if t]
+    says = page_says_true if a.decision == "both" else (lambda c, t: (c.get("p_true") or 0.0) >= t)
+    per: dict[tuple[float, str], tuple[bool, list, bool]] = {}
     for q in qs:
         calls, _ = boolean_calls(cfg.run_dir, q.qid)
         gold = ds.gold[q.text].answers[0].strip().lower() == "true"
-        trues = [c for c in calls if page_says_true(c, a.both)]
-        cands = candidates_by_report(load_retrieval(cfg, q.qid)) if trues else {}
-        scores = [score(cands, q.text, c) for c in trues]
         read_all = not (early and calls and calls[-1].get("value") is True)  # reading did not end on a true
-        per[q.qid] = (gold, scores, read_all)
-        if not a.totals_only and scores:
-            print(f"{q.qid} {'T' if gold else 'F'} scores {' '.join('-' if s is None else f'{s:.3f}' for s in scores)}")
-    n_t = sum(g for g, _, _ in per.values())
-    n_f = len(per) - n_t
-    print(f"{a.data} / {a.run}: {len(per)} yes/no questions ({n_t} True-gold, {n_f} False-gold), both at {a.both}")
-    print(f"{'cut':>6} {'True-gold->True':>16} {'False-gold->False':>18} {'right':>6} {'unread':>7}")
-    for cut in cuts:
-        ans = {qid: decide(s, r, cut) for qid, (g, s, r) in per.items()}
-        tt = sum(1 for qid, v in ans.items() if v is True and per[qid][0])
-        ff = sum(1 for qid, v in ans.items() if v is False and not per[qid][0])
-        unread = sum(1 for v in ans.values() if v is None)
-        print(f"{cut:>6.2f} {tt:>10} / {n_t:<4} {ff:>11} / {n_f:<4} {tt + ff:>6} {unread:>7}")
+        cands = None
+        for t in ts:
+            trues = [c for c in calls if says(c, t)]
+            if trues and cands is None:
+                cands = candidates_by_report(load_retrieval(cfg, q.qid))
+            scores = [score(cands, q.text, c) for c in trues]  # repeated pages: the model cache answers
+            per[(t, q.qid)] = (gold, scores, read_all)
+            if not a.totals_only and scores:
+                print(f"t={t:.2f} {q.qid} {'T' if gold else 'F'} scores "
+                      f"{' '.join('-' if s is None else f'{s:.3f}' for s in scores)}")
+    n_t = sum(1 for q in qs if ds.gold[q.text].answers[0].strip().lower() == "true")
+    n_f = len(qs) - n_t
+    print(f"{a.data} / {a.run}: {len(qs)} yes/no questions ({n_t} True-gold, {n_f} False-gold), "
+          f"decision {a.decision}")
+    print(f"{'t':>5} {'cut':>6} {'True-gold->True':>16} {'False-gold->False':>18} {'right':>6} {'unread':>7} "
+          f"{'balanced':>9}")
+    rows = []
+    for t in ts:
+        for cut in cuts:
+            ans = {qid: (decide(s, r, cut), g) for (tt_, qid), (g, s, r) in per.items() if tt_ == t}
+            tt = sum(1 for v, g in ans.values() if v is True and g)
+            ff = sum(1 for v, g in ans.values() if v is False and not g)
+            unread = sum(1 for v, _ in ans.values() if v is None)
+            bal = (tt / n_t if n_t else 0.0) / 2 + (ff / n_f if n_f else 0.0) / 2
+            rows.append({"decision": a.decision, "t": t, "cut": cut, "true_gold_true": tt, "true_gold": n_t,
+                         "false_gold_false": ff, "false_gold": n_f, "unread": unread, "balanced": round(bal, 4)})
+            print(f"{t:>5.2f} {cut:>6.2f} {tt:>10} / {n_t:<4} {ff:>11} / {n_f:<4} {tt + ff:>6} {unread:>7} "
+                  f"{bal:>9.3f}")
+    if a.json:
+        Path(a.json).write_text(json.dumps({"data": a.data, "run": a.run, "rows": rows}, indent=1))
     return 0
 
 
