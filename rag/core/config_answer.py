@@ -149,12 +149,14 @@ class AnswerConfig(_Frozen):
     # page says true only when its reasoning says true and its P(true) >= boolean_min_p_true (two readings of the
     # same page agreeing). A decision from one logit difference of the prompt moves with the CPU build only near
     # the threshold; a generated chain of reasoning can take another path on another build. Without P(true) (a
-    # preset with boolean_p_true off, a backend without log-probabilities) "both" is "cot".
+    # preset with boolean_p_true off, a backend without log-probabilities) "both" is "cot". "logprob" with the
+    # calibration below: chosen on the catalogue's tuning half for the worse of two llama.cpp builds
+    # (benchmarks/bool_builds.py); presets without P(true) keep "both".
     boolean_decision: Literal["cot", "logprob", "both"] = Field(
-        "both", description="What decides a boolean: the chain-of-thought answer, P(true), or both agreeing "
+        "logprob", description="What decides a boolean: the chain-of-thought answer, P(true), or both agreeing "
                             "(measured: RESULTS.md).")
     boolean_min_p_true: float = Field(
-        0.2, ge=0, le=1, description="P(true) at which a boolean is true (boolean_decision logprob or both; "
+        0.25, ge=0, le=1, description="P(true) at which a boolean is true (boolean_decision logprob or both; "
                                      "measured: RESULTS.md).")
     # False: a page costs one prompt evaluation and a few tokens (no reasoning in the debug record: P(true) per
     # page instead; a true cites the page it was read on). True: each page's reasoning is recorded again
@@ -177,7 +179,7 @@ class AnswerConfig(_Frozen):
         True, description="A yes/no page's true stands only when its P(true) exceeds the mean P(true) of the other "
                            "yes/no templates on the same page by boolean_calibration_min (measured: RESULTS.md).")
     boolean_calibration_min: float = Field(
-        0.11, ge=-1, le=1, description="Own P(true) minus the controls' mean at which a page's true stands "
+        0.12, ge=-1, le=1, description="Own P(true) minus the controls' mean at which a page's true stands "
                                        "(boolean_calibration; chosen on the tuning half: RESULTS.md).")
     boolean_top_logprobs: int = internal(
         10, ge=2, le=20, description="Alternatives per token asked of the server.")
