@@ -82,22 +82,26 @@ def main(argv: list[str] | None = None) -> int:
     cuts = [float(c) for c in a.cuts.split(",") if c]
     ts = [float(t) for t in (a.ts or str(a.both)).split(",") if t]
     says = page_says_true if a.decision == "both" else (lambda c, t: (c.get("p_true") or 0.0) >= t)
+    golds = {q.qid: ds.gold[q.text].answers[0].strip().lower() == "true" for q in qs}
     per: dict[tuple[float, str], tuple[bool, list, bool]] = {}
     for q in qs:
         calls, _ = boolean_calls(cfg.run_dir, q.qid)
-        gold = ds.gold[q.text].answers[0].strip().lower() == "true"
+        gold = golds[q.qid]
         read_all = not (early and calls and calls[-1].get("value") is True)  # reading did not end on a true
-        cands = None
+        cands, scored = None, {}  # a page true at several t is scored once (index of its call)
         for t in ts:
-            trues = [c for c in calls if says(c, t)]
+            trues = [i for i, c in enumerate(calls) if says(c, t)]
             if trues and cands is None:
                 cands = candidates_by_report(load_retrieval(cfg, q.qid))
-            scores = [score(cands, q.text, c) for c in trues]  # repeated pages: the model cache answers
+            for i in trues:
+                if i not in scored:
+                    scored[i] = score(cands, q.text, calls[i])
+            scores = [scored[i] for i in trues]
             per[(t, q.qid)] = (gold, scores, read_all)
             if not a.totals_only and scores:
                 print(f"t={t:.2f} {q.qid} {'T' if gold else 'F'} scores "
                       f"{' '.join('-' if s is None else f'{s:.3f}' for s in scores)}")
-    n_t = sum(1 for q in qs if ds.gold[q.text].answers[0].strip().lower() == "true")
+    n_t = sum(golds.values())
     n_f = len(qs) - n_t
     print(f"{a.data} / {a.run}: {len(qs)} yes/no questions ({n_t} True-gold, {n_f} False-gold), "
           f"decision {a.decision}")
