@@ -179,7 +179,8 @@ def filing_lines(routed: list[tuple[str, str]]) -> list[str]:
 
 def _reason(d: dict[str, Any]) -> str:
     """The reasoning_summary of the call whose answer stood (the last call that parsed), for yes/no and text
-    (a yes/no read without reasoning: P(true) per page read, "page 12: P(true) 0.31");
+    (a yes/no read without reasoning: P(true) per page read, "page 12: P(true) 0.31"); either with the pages whose
+    true the calibration passed over;
     for an answer computed in code (any kind), the formula with its operands and pages."""
     computed = (d.get("interpretation") or {}).get("computed")
     if (d.get("interpretation") or {}).get("source") == "computed" and computed:
@@ -194,7 +195,7 @@ def _reason(d: dict[str, Any]) -> str:
     # a yes/no decided by P(true) alone (answer.boolean_reasoning false): the probability read on each page
     read = [(p["page"], c["p_true"]) for c in d.get("calls", []) if c.get("p_true") is not None
             for p in c.get("pages", [])[:1]]
-    return "; ".join(f"page {pg}: P(true) {pt:.2f}" for pg, pt in read)
+    return "; ".join(f"page {pg}: P(true) {pt:.2f}" for pg, pt in read) + _passed_over(d)
 
 
 def _passed_over(d: dict[str, Any]) -> str:

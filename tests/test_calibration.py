@@ -119,5 +119,9 @@ def test_rag_ask_says_which_page_was_passed_over():
         {"parsed": {"reasoning_summary": "No buyback is mentioned."}, "pages": [{"page": 30}], "p_true": 0.05}]}
     assert _reason(d) == ("No buyback is mentioned. (page 12's true passed over: P(true) 0.31, 0.27 for other "
                           "yes/no questions)")
+    # read without reasoning (answer.boolean_reasoning false, the default): P(true) per page, and the same note
+    no_reasoning = {"kind": "boolean", "calls": [{**c, "parsed": None} for c in d["calls"]]}
+    assert _reason(no_reasoning) == ("page 12: P(true) 0.31; page 30: P(true) 0.05 (page 12's true passed over: "
+                                     "P(true) 0.31, 0.27 for other yes/no questions)")
     d["calls"][0]["interpretation"] = {}
     assert _reason(d) == "No buyback is mentioned."
