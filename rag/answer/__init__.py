@@ -183,7 +183,8 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
         from .text import text_version
 
         versions += [text_version(prompts_dir(cfg)), lexicon_version(cfg)]
-    if any(cfg.answer.focus_tokens.get(k) for k in kinds) or evidence or \
+    ranking = cfg.answer.text_ranking and q.kind == "text"  # its topic words come with the lexicon's terms
+    if any(cfg.answer.focus_tokens.get(k) for k in kinds) or evidence or ranking or \
             (cfg.answer.table_candidates and cfg.answer.prose_candidates and "number" in kinds):  # uses the lexicon
         from ..retrieve.query import lexicon_hash
 

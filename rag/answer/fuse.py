@@ -63,6 +63,13 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
         from .text import answer_text
 
         return answer_text(llm, cfg, question, pages, report_currency, counter, company)
+    ranked = None
+    if kind == "text" and cfg.answer.text_ranking:  # "which row is largest": ranked in code (issue 48)
+        from .text import answer_ranking
+
+        ranked = answer_ranking(cfg, question, pages, company)
+        if ranked is not None and ranked["value"] is not None:
+            return ranked
     computed: dict[str, Any] | None = None
     solve = _computed_answerer(kind) if cfg.answer.computed_figures else None
     if solve is not None:  # a ratio, margin, growth... (number) or a figure's sign / change (boolean), in code
@@ -71,6 +78,9 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
             return res
         computed = res["interpretation"]["computed"] if res is not None else None
     res = _answer_pages(llm, cfg, kind, question, pages, report_currency, counter, company)
+    if ranked is not None:  # the reader chose no table: the free answer, with that choice on record
+        res["calls"] = ranked["calls"] + res["calls"]
+        res["interpretation"] = {**(res["interpretation"] or {}), **ranked["interpretation"]}
     if computed is not None:  # the formula was recognised, an operand missing: say why beside the answer
         res["interpretation"] = {**(res["interpretation"] or {}), "computed": computed}
     return res

@@ -217,6 +217,16 @@ class AnswerConfig(_Frozen):
     text_from_evidence: bool = Field(
         False, description="Open (text) answers built from their evidence (rag.answer.text.text_evidence; off: the "
                            "free answer over whole pages; measured: RESULTS.md).")
+    # A text question asking which row ranks first (the largest liability, the best performing category) is
+    # answered in code: the row group printing most of the question's words (ties: closest in meaning) is ranked
+    # by a figure or its change.
+    text_ranking: bool = Field(
+        False, description="Open (text) questions asking which row ranks first answered from the table closest in "
+                           "meaning, ranked in code (rag.answer.text.ranking; measured: RESULTS.md).")
+    text_ranking_pages: int = internal(5, ge=1, description="Retrieved pages whose tables a ranking reads.")
+    text_ranking_min_terms: float = internal(
+        2.0, ge=0.0, description="Least score (question words its heading, title and section print; half for row "
+                                 "labels) of a ranking's rows (else the free answer).")
     text_evidence_pages: int = internal(4, ge=1, description="Pages whose lines the text-evidence reader sees.")
     text_evidence_lines: int = Field(16, ge=2, description="Lines shown to the text-evidence reader, at most.")
     text_evidence_tokens: int = internal(

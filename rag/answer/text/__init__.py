@@ -10,10 +10,12 @@ and the others (interpret drops the others with ``answer.text_figures_on_pages``
 
 Modules: :mod:`.grounding` (figures checked against the pages), :mod:`.evidence_lines` (the numbered candidate
 lines), :mod:`.evidence_math` (facts computed from the picked rows), :mod:`.text_evidence` (pick, compute, write),
-:mod:`.text_kind`. Imports :mod:`rag.answer.common` and :mod:`rag.answer.computed` of the stage.
+:mod:`.text_kind`, :mod:`.ranking` (``answer_ranking``: which table row ranks first, in code, with
+``answer.text_ranking``). Imports :mod:`rag.answer.common` and :mod:`rag.answer.computed` of the stage.
 """
 from .grounding import grounded
+from .ranking import answer_ranking
 from .text_evidence import answer_text, text_version
 from .text_kind import text_value
 
-__all__ = ["answer_text", "grounded", "text_value", "text_version"]
+__all__ = ["answer_ranking", "answer_text", "grounded", "text_value", "text_version"]

@@ -1,0 +1,208 @@
+"""Which row of a table ranks first, answered in code (stage 06, ``answer.text_ranking``): "the largest liability
+in the balance sheet", "which product category performed the best", "which activity brought in the most cash".
+
+Why: asked for a free answer over whole pages, the 1.5B reader named the row it read first or the one with the
+biggest figure of another table (FinanceBench tuning half, RESULTS.md). Picking the largest of five figures is
+arithmetic; which table holds the rows asked about is a judgement by meaning, made by the embedder.
+
+Contracts:
+- ``ranking_ask(question, company) -> Ask | None``: a question asking which row ranks first: a superlative (most,
+  largest, highest, best / least, lowest, smallest, worst) outside the company's name ("Best Buy"); ``by_change`` when it asks about a change or a performance
+  (growth, decline, increase... or "perform"); None otherwise.
+- ``row_groups(page) -> [Group]``: the tables of a clean page cut into groups of sibling rows: a row without a
+  figure starts a new group (its label is the group's ``section``, "Domestic:"), a total row ends one and is not
+  a member; a group keeps rows whose first value cell (and, for a change, the second) is one printed figure.
+- ``answer_ranking(cfg, question, pages, company) -> dict | None``: the groups of the first
+  ``answer.text_ranking_pages`` pages with at least 2 rows, each scored by the question's topic words
+  (:func:`rag.answer.common.focus.topic_terms_for`) it prints: 1 for each in where it is printed (the page's first
+  heading, the table's title, the section), LABEL_CREDIT for each only in its row labels; ties go to the
+  embedder's cosine between the group and the question (:func:`rag.index.query_cosines`), then to the page's
+  rank. The best group is taken when its score is at least ``answer.text_ranking_min_terms``. Its rows are ranked
+  by the first value column (the question's year's column when a header names it) or, for a change, by the change
+  from the next column to it (in percent; a rate's in percentage points), among the rows of the group's more
+  common unit; for a change, a group of amounts goes before a group of rates of the same score; the answer names the first row, its figures and the rows it was ranked
+  among, citing the group's page. The :func:`rag.answer.fuse.answer_pages` result shape
+  (``interpretation["ranking"]`` says how, with the groups scored); None when the question asks no ranking or
+  no group qualifies.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...core.config import RunConfig
+from ..common.context import CtxPage
+from ..common.focus import _segment_terms, topic_terms_for
+from ..common.md_tables import column_year, parse_tables
+from ..common.printed import parse_printed
+from ..computed.formulas import question_years
+from .evidence_math import CHANGE, LEAST, MOST
+
+PERFORM = re.compile(r"\bperform", re.I)  # "performed the best": a performance is a change over the period
+TOTAL = re.compile(r"^\s*(?:total|net total|grand total)\b|\btotals?\s*$", re.I)
+_ONE_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_HEADING = re.compile(r"^#+\s+(.+)$", re.M)
+LABEL_CREDIT = 0.5  # a question word only among the row labels: a filter ("domestic") more than the rows' kind
+SHOWN = 6  # groups kept in the debug record, best first
+LABEL_CHARS = 60  # a long row label is cut here in the list the reader sees
+
+
+@dataclass(frozen=True)
+class Ask:
+    least: bool  # the smallest (lowest, worst) rather than the largest
+    by_change: bool  # ranked by the change between two columns, not by one column's figure
+
+
+@dataclass
+class Group:
+    page: CtxPage
+    title: str
+    section: str
+    heading: str  # the page's first heading ("CONSOLIDATED BALANCE SHEETS"), "" when none
+    columns: list[str]  # header text of each value column
+    rows: list[tuple[str, list[str]]] = field(default_factory=list)  # (label, value cells)
+
+    def describe(self) -> str:
+        """Where the rows are printed, then their labels: what the embedder and the reader see."""
+        where = [w for w in (self.heading, self.title, self.section) if w]
+        where = [w for i, w in enumerate(where) if w not in where[:i]]
+        labels = "; ".join(_cut(label) for label, _ in self.rows)
+        return f"{' > '.join(where)}: {labels}"
+
+
+def _cut(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 3].rstrip() + "..."
+
+
+def ranking_ask(question: str, company: str = "") -> Ask | None:
+    """See module docstring."""
+    if company.strip():
+        question = re.sub(re.escape(company.strip()), " ", question, flags=re.I)
+    most, least = MOST.search(question), LEAST.search(question)
+    if not (most or least):
+        return None
+    return Ask(least=bool(least) and not most, by_change=bool(CHANGE.search(question) or PERFORM.search(question)))
+
+
+def _figure(cell: str) -> float | None:
+    if len(_ONE_NUMBER.findall(cell)) != 1:
+        return None
+    p = parse_printed(cell)
+    return None if p is None else p.value
+
+
+def row_groups(page: CtxPage) -> list[Group]:
+    """See module docstring."""
+    out: list[Group] = []
+    m = _HEADING.search(page.text)
+    heading = _cut(m.group(1).strip()) if m else ""
+    for t in parse_tables(page.text):
+        ncol = max((len(r) for r in t.rows), default=0)
+        columns = [" ".join(h[i] for h in t.header if i < len(h) and h[i]).strip() for i in range(1, ncol)]
+        title = re.sub(r"^Table:\s*", "", t.title).strip()
+        title = re.sub(r"\s*—\s*values in .*$", "", title) or title
+        group = Group(page, title, "", heading, columns)
+        for r in t.rows:
+            if not r:
+                continue
+            label, cells = r[0].strip(), [c.strip() for c in r[1:]]
+            if not any(re.search(r"\d", c) for c in cells):  # a section heading row ("Domestic:", "Liabilities")
+                out.append(group)
+                group = Group(page, title, label.rstrip(":"), heading, columns)
+                continue
+            if TOTAL.search(label):  # a total closes its rows; it is no member of them
+                out.append(group)
+                group = Group(page, title, "", heading, columns)
+                continue
+            if re.search(r"[A-Za-z]", label):
+                group.rows.append((label, cells))
+        out.append(group)
+    return [g for g in out if g.rows]
+
+
+def _column(group: Group, question: str) -> int:
+    """The value column of the question's year when a header names it, else the first."""
+    years = question_years(question)
+    for i, head in enumerate(group.columns):
+        if years and column_year(head) in years:
+            return i
+    return 0
+
+
+def _percent(cell: str) -> bool:
+    return "%" in cell
+
+
+def _ranked(group: Group, ask: Ask, question: str) -> list[tuple[str, list[str], float]]:
+    """(label, the cells used, the ranking figure) of each row that has the figures, in the group's order; rows
+    of the group's more common unit only (percentages or amounts), so a share is not ranked against an amount."""
+    col = _column(group, question)
+    out = []
+    for label, cells in group.rows:
+        if len(cells) <= col + (1 if ask.by_change else 0):
+            continue
+        now = _figure(cells[col])
+        if now is None:
+            continue
+        if not ask.by_change:
+            out.append((label, [cells[col]], now))
+            continue
+        before = _figure(cells[col + 1])
+        if before is None:
+            continue
+        if _percent(cells[col]) or _percent(cells[col + 1]):  # a rate's change, in percentage points
+            out.append((label, [cells[col], cells[col + 1]], now - before))
+        elif before:  # an amount's change in percent from the column to its right (the earlier period)
+            out.append((label, [cells[col], cells[col + 1]], (now - before) / abs(before) * 100))
+    pct = [r for r in out if _percent(r[1][0])]
+    return pct if len(pct) * 2 > len(out) else [r for r in out if not _percent(r[1][0])]
+
+
+def _is_percent(rows: list[tuple[str, list[str], float]]) -> bool:
+    return bool(rows) and _percent(rows[0][1][0])
+
+
+def _score(group: Group, terms: tuple[str, ...]) -> float:
+    where = _segment_terms(" ".join((group.heading, group.title, group.section)), terms)
+    labels = _segment_terms(" ".join(label for label, _ in group.rows), terms)
+    return len(where) + LABEL_CREDIT * len(labels - where)
+
+
+def answer_ranking(cfg: RunConfig, question: str, pages: list[CtxPage], company: str = "") -> dict[str, Any] | None:
+    """See module docstring."""
+    ask = ranking_ask(question, company)
+    if ask is None:
+        return None
+    groups = [g for p in pages[: cfg.answer.text_ranking_pages] for g in row_groups(p)]
+    groups = [g for g in groups if len(_ranked(g, ask, question)) >= 2]
+    if not groups:
+        return None
+    from ...index import query_cosines
+
+    terms = tuple(topic_terms_for(cfg, question, company))
+    sims = query_cosines(cfg, question, [g.describe() for g in groups])
+    # Ties: for a change, amounts before rates (a growth is an amount's change, a share's change is not one);
+    # then the closest in meaning, then the better-ranked page.
+    scored = sorted(((_score(g, terms), float(c), g) for g, c in zip(groups, sims)),
+                    key=lambda x: (-x[0], ask.by_change and _is_percent(_ranked(x[2], ask, question)), -x[1],
+                                   x[2].page.rank))
+    seen = [{"describe": g.describe(), "page": g.page.page, "score": sc, "cos": round(c, 4)}
+            for sc, c, g in scored[:SHOWN]]
+    score, _, group = scored[0]
+    if score < cfg.answer.text_ranking_min_terms:
+        return {"value": None, "calls": [], "interpretation": {"ranking": {"groups": seen, "taken": False}}}
+    rows = _ranked(group, ask, question)
+    label, cells, figure = (min if ask.least else max)(rows, key=lambda r: r[2])
+    word = ("smallest" if ask.least else "largest") + (" change" if ask.by_change else "")
+    unit = " percentage points" if _percent(cells[0]) else "%"
+    shown = f"{cells[0]} against {cells[1]} ({figure:+.1f}{unit})" if ask.by_change else cells[0]
+    where = f"{group.title}, {group.section}" if group.section else group.title
+    value = (f"{label}: {shown}, the {word} among {', '.join(r[0] for r in rows)} "
+             f"({where}; page {group.page.page}).")
+    interp = {"ranking": {"groups": seen, "taken": True, "label": label, "cells": cells, "figure": round(figure, 4),
+                          "by_change": ask.by_change, "least": ask.least, "page": group.page.page,
+                          "rows": [r[0] for r in rows]}}
+    return {"value": value, "cited": [group.page], "calls": [], "interpretation": interp,
+            "answering_part": [group.page]}

@@ -1,0 +1,121 @@
+"""Text questions asking which table row ranks first, answered in code (rag.answer.text.ranking, issue 48):
+what counts as such a question, the row groups of a page (sections, totals), the group chosen by the question's
+words, ranking by a figure or its change, the switch in stage 06 and N/A-free fallback to the free answer."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rag.answer.common.context import CtxPage
+from rag.answer.fuse import answer_pages
+from rag.answer.text.ranking import answer_ranking, ranking_ask, row_groups
+from rag.models.base import LLMResult, Usage
+
+SHA = "f" * 40
+BALANCE = """# CONSOLIDATED BALANCE SHEETS
+
+Table: Assets — values in USD
+|  |  |  |
+|---|---|---|
+| Cash and cash equivalents | $ 5,510 | $ 1,292 |
+| Loans | 104,217 | 85,257 |
+| Total assets | $ 228,354 | $ 188,548 |
+
+Table: Liabilities and Shareholders' Equity — values in USD
+|  |  |  |
+|---|---|---|
+| Liabilities |  |  |
+| Customer deposits | $ 110,239 | $ 84,382 |
+| Accounts payable | 12,133 | 10,574 |
+| Long-term debt | 42,573 | 38,675 |
+| Total liabilities | $ 203,643 | $ 166,371 |
+| Retained earnings | 16,279 | 13,474 |
+"""
+SEGMENTS = """# Segments
+
+Table: Revenue by product category — values in millions of USD
+|  | 2024 | 2023 |
+|---|---|---|
+| Domestic: |  |  |
+| Computing | $ 3,674 | $ 3,964 |
+| Appliances | 1,384 | 1,657 |
+| Entertainment | 544 | 508 |
+| Total Domestic revenue | $ 5,602 | $ 6,129 |
+| International: |  |  |
+| Computing | $ 309 | $ 327 |
+| Entertainment | 50 | 51 |
+"""
+
+
+@pytest.fixture(autouse=True)
+def _hash_embedder(monkeypatch):
+    """Bag-of-words vectors instead of the embedder's weights (only ties use them here)."""
+    import rag.models as models
+    from rag.models.base import HashEmbedder
+
+    monkeypatch.setattr(models, "get_embedder", lambda cfg: HashEmbedder(dim=512))
+
+
+def _cfg(make_cfg, **over):
+    return make_cfg(overrides={"answer.text_ranking": True, **over})
+
+
+def test_a_ranking_question_is_a_superlative_outside_the_company_name():
+    assert ranking_ask("What was the largest liability in Acme's balance sheet in 2024?", "Acme") is not None
+    assert ranking_ask("Which category performed the best in 2024?").by_change
+    assert ranking_ask("Which region had the lowest sales?").least
+    assert ranking_ask("What are major acquisitions that Best Buy has done in FY2023?", "Best Buy") is None
+    assert ranking_ask("What drove operating margin change in FY2022?") is None
+
+
+def test_groups_split_at_section_rows_and_end_at_totals():
+    groups = row_groups(CtxPage(SHA, 3, SEGMENTS, 0))
+    assert [(g.section, [r[0] for r in g.rows]) for g in groups] == [
+        ("Domestic", ["Computing", "Appliances", "Entertainment"]), ("International", ["Computing", "Entertainment"])]
+    liab = [g for g in row_groups(CtxPage(SHA, 9, BALANCE, 0)) if g.section == "Liabilities"][0]
+    assert [r[0] for r in liab.rows] == ["Customer deposits", "Accounts payable", "Long-term debt"]
+    assert liab.heading == "CONSOLIDATED BALANCE SHEETS"
+
+
+def test_the_group_printing_the_questions_words_is_ranked_by_its_figure(make_cfg):
+    pages = [CtxPage(SHA, 9, BALANCE, 0)]
+    res = answer_ranking(_cfg(make_cfg), "What was the largest liability in Acme's balance sheet in 2024?", pages,
+                         "Acme")
+    assert res["value"].startswith("Customer deposits: $ 110,239, the largest among Customer deposits")
+    assert res["cited"] == pages and res["interpretation"]["ranking"]["taken"]
+
+
+def test_a_performance_is_ranked_by_the_change_from_the_column_to_its_right(make_cfg):
+    q = "Which product category performed the best in the domestic market in 2024?"
+    res = answer_ranking(_cfg(make_cfg), q, [CtxPage(SHA, 3, SEGMENTS, 0)], "Acme")
+    assert res["value"].startswith("Entertainment: 544 against 508 (+7.1%), the largest change")
+    least = answer_ranking(_cfg(make_cfg), q.replace("the best", "the worst"), [CtxPage(SHA, 3, SEGMENTS, 0)])
+    assert least["value"].startswith("Appliances: 1,384 against 1,657 (-16.5%), the smallest change")
+
+
+def test_too_few_of_the_questions_words_leaves_the_free_answer(make_cfg):
+    res = answer_ranking(_cfg(make_cfg), "Which subsidiary is the largest?", [CtxPage(SHA, 9, BALANCE, 0)])
+    assert res["value"] is None and not res["interpretation"]["ranking"]["taken"]
+
+
+class FreeLLM:
+    model = "fake"
+
+    def __init__(self):
+        self.calls = 0
+
+    def complete(self, messages, schema=None, **params):
+        self.calls += 1
+        body = {"step_by_step_analysis": "", "reasoning_summary": "", "relevant_pages": [1],
+                "final_answer": "Long-term debt."}
+        return LLMResult(value=schema.model_validate(body), raw=json.dumps(body), model=self.model, usage=Usage())
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_stage_06_answers_a_ranking_in_code_only_when_switched_on(make_cfg, on):
+    cfg = make_cfg(overrides={"answer.text_ranking": on})
+    llm = FreeLLM()
+    res = answer_pages(llm, cfg, "text", "What was the largest liability in Acme's balance sheet in 2024?",
+                       [CtxPage(SHA, 9, BALANCE, 0)], "USD", len, "Acme")
+    assert (res["value"].startswith("Customer deposits"), llm.calls) == ((True, 0) if on else (False, 1))
