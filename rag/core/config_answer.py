@@ -221,7 +221,7 @@ class AnswerConfig(_Frozen):
     # answered in code: the row group printing most of the question's words (ties: closest in meaning) is ranked
     # by a figure or its change.
     text_ranking: bool = Field(
-        False, description="Open (text) questions asking which row ranks first answered from the table closest in "
+        True, description="Open (text) questions asking which row ranks first answered from the table closest in "
                            "meaning, ranked in code (rag.answer.text.ranking; measured: RESULTS.md).")
     text_ranking_pages: int = internal(5, ge=1, description="Retrieved pages whose tables a ranking reads.")
     text_ranking_min_terms: float = internal(

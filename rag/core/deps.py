@@ -77,7 +77,7 @@ KEY_RULES: dict[str, dict[str, Any]] = {
                "boolean_calibration": ("added_as", False),
                "boolean_calibration_min": ("unused_when", "boolean_calibration", False),
                # Ranking questions answered in code (issue 48): off is how every run answered before it existed.
-               "text_ranking": ADDED,
+               "text_ranking": ("added_as", False),
                **{f: ("unused_when", "text_ranking", False) for f in ("text_ranking_pages", "text_ranking_min_terms")},
                **{f: ("unused_when", "text_from_evidence", False)
                   for f in ("text_evidence_pages", "text_evidence_lines", "text_evidence_tokens")},
