@@ -119,3 +119,26 @@ def test_stage_06_answers_a_ranking_in_code_only_when_switched_on(make_cfg, on):
     res = answer_pages(llm, cfg, "text", "What was the largest liability in Acme's balance sheet in 2024?",
                        [CtxPage(SHA, 9, BALANCE, 0)], "USD", len, "Acme")
     assert (res["value"].startswith("Customer deposits"), llm.calls) == ((True, 0) if on else (False, 1))
+
+
+CASH = """# Liquidity
+
+Table: Cash flows were as follows — values in millions of USD
+|  | 2024 | 2023 |
+|---|---|---|
+| Total cash provided by (used in): |  |  |
+| Operating activities | $ 1,824 | $ 3,252 |
+| Investing activities | (962) | (1,372) |
+| Financing activities | (1,806) | (4,297) |
+| Cash at the beginning of the year | 3,205 | 5,625 |
+"""
+
+
+def test_rows_the_question_names_are_the_only_ones_ranked(make_cfg):
+    q = "Among operations, investing, and financing activities, which brought in the most cash flow in FY2024?"
+    res = answer_ranking(_cfg(make_cfg), q, [CtxPage(SHA, 5, CASH, 0)], "Acme")
+    assert res["value"].startswith("Operating activities: $ 1,824, the largest among Operating activities, "
+                                   "Investing activities, Financing activities (")
+    q_all = "Which line of the cash flows was the largest in FY2024?"
+    assert answer_ranking(_cfg(make_cfg), q_all, [CtxPage(SHA, 5, CASH, 0)], "Acme")["value"].startswith(
+        "Cash at the beginning of the year: 3,205")

@@ -21,7 +21,8 @@ Contracts:
   by the first value column (the question's year's column when a header names it) or, for a change, by the change
   from the next column to it (in percent; a rate's in percentage points), among the rows of the group's more
   common unit; for a change, a group of amounts goes before a group of rates of the same score; the answer names the first row, its figures and the rows it was ranked
-  among, citing the group's page. The :func:`rag.answer.fuse.answer_pages` result shape
+  among (only the rows the question names, when it names two or more), citing the group's page. The
+  :func:`rag.answer.fuse.answer_pages` result shape
   (``interpretation["ranking"]`` says how, with the groups scored); None when the question asks no ranking or
   no group qualifies.
 """
@@ -170,6 +171,15 @@ def _score(group: Group, terms: tuple[str, ...]) -> float:
     return len(where) + LABEL_CREDIT * len(labels - where)
 
 
+def _named(rows: list[tuple[str, list[str], float]], group: Group,
+           terms: tuple[str, ...]) -> list[tuple[str, list[str], float]]:
+    """The rows the question names ("among operations, investing and financing activities"), when it names at
+    least two: those whose label prints a question word that the group's heading, title and section do not."""
+    where = _segment_terms(" ".join((group.heading, group.title, group.section)), terms)
+    named = [r for r in rows if _segment_terms(r[0], terms) - where]
+    return named if len(named) >= 2 else rows
+
+
 def answer_ranking(cfg: RunConfig, question: str, pages: list[CtxPage], company: str = "") -> dict[str, Any] | None:
     """See module docstring."""
     ask = ranking_ask(question, company)
@@ -193,7 +203,7 @@ def answer_ranking(cfg: RunConfig, question: str, pages: list[CtxPage], company:
     score, _, group = scored[0]
     if score < cfg.answer.text_ranking_min_terms:
         return {"value": None, "calls": [], "interpretation": {"ranking": {"groups": seen, "taken": False}}}
-    rows = _ranked(group, ask, question)
+    rows = _named(_ranked(group, ask, question), group, terms)
     label, cells, figure = (min if ask.least else max)(rows, key=lambda r: r[2])
     word = ("smallest" if ask.least else "largest") + (" change" if ask.by_change else "")
     unit = " percentage points" if _percent(cells[0]) else "%"
