@@ -65,6 +65,8 @@ def test_import_writes_a_loadable_dataset_without_copying_pdfs(tmp_path, capsys)
 
     assert load_config("offline").answer.computed_figures is False  # the preset's (ERC: N/A)
     assert load_config("offline", data_dir=str(out)).answer.computed_figures is True
+    fb = load_config("offline", data_dir=str(out)).answer  # no N/A gold: numbers matched by meaning, any probability
+    assert (fb.metric_choice, fb.metric_choice_min_p) == (True, 0.0)
     assert load_config("offline", {"answer.computed_figures": False}, data_dir=str(out)).answer.computed_figures is False
     # a second import into the same folder is refused; a missing asked-about PDF is named
     with pytest.raises(FinanceBenchError, match="not an empty folder"):
