@@ -181,7 +181,8 @@ def _reason(d: dict[str, Any]) -> str:
     """The reasoning_summary of the call whose answer stood (the last call that parsed), for yes/no and text
     (a yes/no read without reasoning: P(true) per page read, "page 12: P(true) 0.31"); either with the pages whose
     true the calibration passed over;
-    for an answer computed in code (any kind), the formula with its operands and pages."""
+    for an answer computed in code (any kind), the formula with its operands and pages; for a text answer ranked
+    in code, the rows it ranked and why they."""
     computed = (d.get("interpretation") or {}).get("computed")
     if (d.get("interpretation") or {}).get("source") == "computed" and computed:
         from .answer.computed import computed_reason
@@ -189,6 +190,12 @@ def _reason(d: dict[str, Any]) -> str:
         return computed_reason(computed, d.get("value"))
     if d.get("kind") not in ("boolean", "text"):
         return ""
+    ranking = (d.get("interpretation") or {}).get("ranking") or {}
+    if ranking.get("taken"):  # a text answer ranked in code (answer.text_ranking)
+        how = "the change from the column to its right" if ranking.get("by_change") else "its figure"
+        best = (ranking.get("groups") or [{}])[0]
+        return (f"ranked in code, each row by {how}: page {ranking.get('page')}'s rows "
+                f"\"{best.get('describe', '')}\" print most of the question's words (score {best.get('score')})")
     parsed = [c.get("parsed") for c in d.get("calls", []) if c.get("parsed")]
     if parsed:
         return str(parsed[-1].get("reasoning_summary", "")) + _passed_over(d)

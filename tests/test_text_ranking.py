@@ -142,3 +142,14 @@ def test_rows_the_question_names_are_the_only_ones_ranked(make_cfg):
     q_all = "Which line of the cash flows was the largest in FY2024?"
     assert answer_ranking(_cfg(make_cfg), q_all, [CtxPage(SHA, 5, CASH, 0)], "Acme")["value"].startswith(
         "Cash at the beginning of the year: 3,205")
+
+
+def test_rag_ask_says_which_rows_were_ranked(make_cfg):
+    from rag.ask import _reason
+
+    res = answer_ranking(_cfg(make_cfg), "What was the largest liability in Acme's balance sheet in 2024?",
+                         [CtxPage(SHA, 9, BALANCE, 0)], "Acme")
+    why = _reason({"kind": "text", "calls": res["calls"], "interpretation": res["interpretation"]})
+    assert why.startswith("ranked in code, each row by its figure: page 9's rows \"CONSOLIDATED BALANCE SHEETS > "
+                          "Liabilities and Shareholders' Equity > Liabilities: Customer deposits;")
+    assert why.endswith("print most of the question's words (score 3.0)")
