@@ -3,28 +3,31 @@ in the balance sheet", "which product category performed the best", "which activ
 
 Why: asked for a free answer over whole pages, the 1.5B reader named the row it read first or the one with the
 biggest figure of another table (FinanceBench tuning half, RESULTS.md). Picking the largest of five figures is
-arithmetic; which table holds the rows asked about is a judgement by meaning, made by the embedder.
+arithmetic; which table holds the rows asked about is the judgement, made here by the words the table's heading,
+title and section print (the reader's choice among groups and the embedder's cosine alone chose worse there).
 
 Contracts:
 - ``ranking_ask(question, company) -> Ask | None``: a question asking which row ranks first: a superlative (most,
-  largest, highest, best / least, lowest, smallest, worst) outside the company's name ("Best Buy"); ``by_change`` when it asks about a change or a performance
-  (growth, decline, increase... or "perform"); None otherwise.
+  largest, highest, best / least, lowest, smallest, worst) outside the company's name ("Best Buy");
+  ``by_change`` when it asks about a change or a performance (growth, decline, increase... or "perform");
+  None otherwise.
 - ``row_groups(page) -> [Group]``: the tables of a clean page cut into groups of sibling rows: a row without a
   figure starts a new group (its label is the group's ``section``, "Domestic:"), a total row ends one and is not
-  a member; a group keeps rows whose first value cell (and, for a change, the second) is one printed figure.
+  a member; rows without a letter in their label are left out.
 - ``answer_ranking(cfg, question, pages, company) -> dict | None``: the groups of the first
-  ``answer.text_ranking_pages`` pages with at least 2 rows, each scored by the question's topic words
+  ``answer.text_ranking_pages`` pages with at least 2 rows that have the figures (the first value cell, and for a
+  change the second, one printed figure each), each scored by the question's topic words
   (:func:`rag.answer.common.focus.topic_terms_for`) it prints: 1 for each in where it is printed (the page's first
-  heading, the table's title, the section), LABEL_CREDIT for each only in its row labels; ties go to the
-  embedder's cosine between the group and the question (:func:`rag.index.query_cosines`), then to the page's
-  rank. The best group is taken when its score is at least ``answer.text_ranking_min_terms``. Its rows are ranked
-  by the first value column (the question's year's column when a header names it) or, for a change, by the change
-  from the next column to it (in percent; a rate's in percentage points), among the rows of the group's more
-  common unit; for a change, a group of amounts goes before a group of rates of the same score; the answer names the first row, its figures and the rows it was ranked
-  among (only the rows the question names, when it names two or more), citing the group's page. The
-  :func:`rag.answer.fuse.answer_pages` result shape
-  (``interpretation["ranking"]`` says how, with the groups scored); None when the question asks no ranking or
-  no group qualifies.
+  heading, the table's title, the section), LABEL_CREDIT for each only in its row labels. Ties: for a change a
+  group of amounts before a group of rates, then the embedder's cosine between the group and the question
+  (:func:`rag.index.query_cosines`), then the page's rank. The best group is taken when its score is at least
+  ``answer.text_ranking_min_terms``. Its rows (only those the question names, when it names two or more; those
+  of the group's more common unit) are ranked by the first value column (the question's year's column when a
+  header names it) or, for a change, by the change from the next column to it (in percent; a rate's in
+  percentage points). The answer names the first row, its figures and the rows it was ranked among, citing the
+  group's page. The :func:`rag.answer.fuse.answer_pages` result shape (``interpretation["ranking"]`` says how,
+  with the best groups scored); ``value`` None (and ``taken`` false) when no group scores enough; None when the
+  question asks no ranking or no group has the figures.
 """
 from __future__ import annotations
 
@@ -46,7 +49,7 @@ _ONE_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _HEADING = re.compile(r"^#+\s+(.+)$", re.M)
 LABEL_CREDIT = 0.5  # a question word only among the row labels: a filter ("domestic") more than the rows' kind
 SHOWN = 6  # groups kept in the debug record, best first
-LABEL_CHARS = 60  # a long row label is cut here in the list the reader sees
+LABEL_CHARS = 60  # a long row label is cut here in a group's description
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,7 @@ class Group:
     rows: list[tuple[str, list[str]]] = field(default_factory=list)  # (label, value cells)
 
     def describe(self) -> str:
-        """Where the rows are printed, then their labels: what the embedder and the reader see."""
+        """Where the rows are printed, then their labels: what the embedder and the debug record see."""
         where = [w for w in (self.heading, self.title, self.section) if w]
         where = [w for i, w in enumerate(where) if w not in where[:i]]
         labels = "; ".join(_cut(label) for label, _ in self.rows)
