@@ -153,3 +153,14 @@ def test_rag_ask_says_which_rows_were_ranked(make_cfg):
     assert why.startswith("ranked in code, each row by its figure: page 9's rows \"CONSOLIDATED BALANCE SHEETS > "
                           "Liabilities and Shareholders' Equity > Liabilities: Customer deposits;")
     assert why.endswith("print most of the question's words (score 3.0)")
+
+
+def test_the_reasoning_viewer_shows_the_groups_ranked(make_cfg):
+    from rag.views.widgets.reasoning_viewer import render_debug_html
+
+    res = answer_ranking(_cfg(make_cfg), "What was the largest liability in Acme's balance sheet in 2024?",
+                         [CtxPage(SHA, 9, BALANCE, 0)], "Acme")
+    d = {"qid": "q000", "kind": "text", "question_text": "...", "value": res["value"], "retrieved": [],
+         "references": [], "calls": res["calls"], "interpretation": res["interpretation"]}
+    html = render_debug_html(d)
+    assert "ranked in code: by the figure" in html and "<td>3.0</td>" in html and "Customer deposits;" in html

@@ -1,4 +1,5 @@
-"""Reasoning viewer: question -> retrieved pages with scores -> each model call's reasoning -> answer.
+"""Reasoning viewer: question -> retrieved pages with scores -> a ranking made in code -> each model call's
+reasoning -> answer.
 
 ``reasoning_viewer(cfg, ds=None)`` (or a path to ``06_answer/debug``) returns an ipywidgets VBox with a
 question picker; ``render_debug_html(record)`` is the plain-HTML body (usable without widgets).
@@ -46,6 +47,18 @@ def _calls_html(calls: list[dict[str, Any]]) -> str:
     return "".join(out)
 
 
+def _ranking_html(ranking: dict[str, Any] | None) -> str:
+    """A text answer ranked in code (answer.text_ranking): the row groups scored, the one taken first."""
+    if not ranking:
+        return ""
+    head = ("ranked in code: " + ("by the change to the next column" if ranking.get("by_change") else "by the figure")
+            if ranking.get("taken") else "ranking: no group printed enough of the question's words (the free answer)")
+    rows = "".join(f"<tr><td>{g.get('score')}</td><td>{g.get('cos')}</td><td>{g.get('page')}</td>"
+                   f"<td>{_e(g.get('describe', ''))}</td></tr>" for g in ranking.get("groups", []))
+    return (f"<h5>{_e(head)}</h5><table><tr><th>words</th><th>cosine</th><th>page</th><th>rows</th></tr>{rows}"
+            "</table>")
+
+
 def render_debug_html(d: dict[str, Any]) -> str:
     """HTML of one debug record (``06_answer/debug/<qid>.json``)."""
     refs = {(r["sha1"], r["page"]) for r in d.get("references", [])}
@@ -57,6 +70,7 @@ def render_debug_html(d: dict[str, Any]) -> str:
     if d.get("sanity"):
         parts.append(f"<p>scale sanity: <b>{_e(d['sanity']['status'])}</b> {_e(d['sanity'].get('matches', [])[:3])}</p>")
     parts.append("<h5>retrieved pages</h5>" + _pages_table(d.get("retrieved", []), refs))
+    parts.append(_ranking_html((d.get("interpretation") or {}).get("ranking")))
     parts.append(_calls_html(d.get("calls", [])))
     for s in d.get("sub_answers", []):
         srefs = {(r["sha1"], r["page"]) for r in s.get("references", [])}
