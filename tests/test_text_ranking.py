@@ -9,7 +9,7 @@ import pytest
 
 from rag.answer.common.context import CtxPage
 from rag.answer.fuse import answer_pages
-from rag.answer.text.ranking import answer_ranking, ranking_ask, row_groups
+from rag.answer.text.ranking import Ask, answer_ranking, ranking_ask, row_groups
 from rag.models.base import LLMResult, Usage
 
 SHA = "f" * 40
@@ -65,6 +65,10 @@ def test_a_ranking_question_is_a_superlative_outside_the_company_name():
     assert ranking_ask("What was the largest liability in Acme's balance sheet in 2024?", "Acme") is not None
     assert ranking_ask("Which category performed the best in 2024?").by_change
     assert ranking_ask("Which region had the lowest sales?").least
+    # the most of a decrease is the smallest change; the most of an increase the largest
+    assert ranking_ask("Which region had the biggest drop in revenue in 2024?") == Ask(least=True, by_change=True)
+    assert ranking_ask("Which segment declined the most in 2024?") == Ask(least=True, by_change=True)
+    assert ranking_ask("Which segment grew the most in 2024?") == Ask(least=False, by_change=True)
     assert ranking_ask("What are major acquisitions that Best Buy has done in FY2023?", "Best Buy") is None
     assert ranking_ask("What drove operating margin change in FY2022?") is None
 

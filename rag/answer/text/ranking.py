@@ -9,8 +9,8 @@ title and section print (the reader's choice among groups and the embedder's cos
 Contracts:
 - ``ranking_ask(question, company) -> Ask | None``: a question asking which row ranks first: a superlative (most,
   largest, highest, best / least, lowest, smallest, worst) outside the company's name ("Best Buy");
-  ``by_change`` when it asks about a change or a performance (growth, decline, increase... or "perform");
-  None otherwise.
+  ``by_change`` when it asks about a change or a performance (growth, decline, increase... or "perform"); the
+  most of a decrease ("the biggest drop", "declined the most") is the smallest change; None otherwise.
 - ``row_groups(page) -> [Group]``: the tables of a clean page cut into groups of sibling rows: a row without a
   figure starts a new group (its label is the group's ``section``, "Domestic:"), a total row ends one and is not
   a member; rows without a letter in their label are left out.
@@ -44,6 +44,7 @@ from ..computed.formulas import question_years
 from .evidence_math import CHANGE, LEAST, MOST
 
 PERFORM = re.compile(r"\bperform", re.I)  # "performed the best": a performance is a change over the period
+DECREASE = re.compile(r"\b(drop|declin|decreas|fell|fall|shr[iau]nk|contract)", re.I)  # "the biggest drop"
 TOTAL = re.compile(r"^\s*(?:total|net total|grand total)\b|\btotals?\s*$", re.I)
 _ONE_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _HEADING = re.compile(r"^#+\s+(.+)$", re.M)
@@ -87,7 +88,10 @@ def ranking_ask(question: str, company: str = "") -> Ask | None:
     most, least = MOST.search(question), LEAST.search(question)
     if not (most or least):
         return None
-    return Ask(least=bool(least) and not most, by_change=bool(CHANGE.search(question) or PERFORM.search(question)))
+    by_change = bool(CHANGE.search(question) or PERFORM.search(question))
+    # "the biggest drop", "declined the most": the most of a decrease is the smallest (most negative) change
+    falls = by_change and bool(most) and not least and bool(DECREASE.search(question))
+    return Ask(least=(bool(least) and not most) or falls, by_change=by_change)
 
 
 def _figure(cell: str) -> float | None:
