@@ -78,8 +78,7 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
             return res
         computed = res["interpretation"]["computed"] if res is not None else None
     res = _answer_pages(llm, cfg, kind, question, pages, report_currency, counter, company)
-    if ranked is not None:  # the reader chose no table: the free answer, with that choice on record
-        res["calls"] = ranked["calls"] + res["calls"]
+    if ranked is not None:  # no table printed enough of the question's words: the free answer, the groups on record
         res["interpretation"] = {**(res["interpretation"] or {}), **ranked["interpretation"]}
     if computed is not None:  # the formula was recognised, an operand missing: say why beside the answer
         res["interpretation"] = {**(res["interpretation"] or {}), "computed": computed}

@@ -13,6 +13,8 @@ Contracts:
   ("11.3 p") are amounts.
 - The text around a grid (a period header printed above or below it, its heading lines):
   :mod:`rag.answer.numbers.grid_context`.
+- ``MdTable.plain_title()`` / ``MdTable.value_columns()``: the title without "Table:" and its unit note; the
+  header text over each value column (what the text answers show and rank by).
 - ``report_year(tables) -> int | None``: the report's period end year: the most common latest header
   year over the tables (a debt-maturity table listing 2027 does not move it).
 """
@@ -33,6 +35,17 @@ class MdTable:
     header: list[list[str]]  # header rows (the grid's first row + period-only body rows)
     rows: list[list[str]]  # body rows
     order: int = 0  # position on its page
+
+    def plain_title(self) -> str:
+        """The title without its "Table:" mark and the unit note ("— values in millions of USD"), which the cells
+        carry."""
+        title = re.sub(r"^Table:\s*", "", self.title).strip()
+        return re.sub(r"\s*—\s*values in .*$", "", title) or title
+
+    def value_columns(self) -> list[str]:
+        """The header text over each value column (every column after the label), its header rows joined."""
+        ncol = max((len(r) for r in self.rows), default=0)
+        return [" ".join(h[i] for h in self.header if i < len(h) and h[i]).strip() for i in range(1, ncol)]
 
 
 _SEP = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+\s*$")

@@ -64,10 +64,7 @@ def _page_lines(page: CtxPage) -> list[Line]:
         if len(seg) >= MIN_SENTENCE_CHARS:
             out.append(Line(page, "sentence", _cut(seg), pos=len(out)))
     for t in parse_tables(page.text):
-        ncol = max((len(r) for r in t.rows), default=0)
-        columns = [" ".join(h[i] for h in t.header if i < len(h) and h[i]).strip() for i in range(1, ncol)]
-        title = re.sub(r"^Table:\s*", "", t.title).strip()
-        title = re.sub(r"\s*—\s*values in .*$", "", title) or title  # the unit note is in the cells
+        columns, title = t.value_columns(), t.plain_title()
         section = ""
         for r in t.rows:
             if not r or not any(c.strip() for c in r[1:]):

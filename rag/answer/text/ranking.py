@@ -107,10 +107,7 @@ def row_groups(page: CtxPage) -> list[Group]:
     m = _HEADING.search(page.text)
     heading = _cut(m.group(1).strip()) if m else ""
     for t in parse_tables(page.text):
-        ncol = max((len(r) for r in t.rows), default=0)
-        columns = [" ".join(h[i] for h in t.header if i < len(h) and h[i]).strip() for i in range(1, ncol)]
-        title = re.sub(r"^Table:\s*", "", t.title).strip()
-        title = re.sub(r"\s*—\s*values in .*$", "", title) or title
+        columns, title = t.value_columns(), t.plain_title()
         group = Group(page, title, "", heading, columns)
         for r in t.rows:
             if not r:
@@ -192,25 +189,24 @@ def answer_ranking(cfg: RunConfig, question: str, pages: list[CtxPage], company:
     ask = ranking_ask(question, company)
     if ask is None:
         return None
-    groups = [g for p in pages[: cfg.answer.text_ranking_pages] for g in row_groups(p)]
-    groups = [g for g in groups if len(_ranked(g, ask, question)) >= 2]
-    if not groups:
+    ranked = [(g, rows) for p in pages[: cfg.answer.text_ranking_pages] for g in row_groups(p)
+              if len(rows := _ranked(g, ask, question)) >= 2]
+    if not ranked:
         return None
     from ...index import query_cosines
 
     terms = tuple(topic_terms_for(cfg, question, company))
-    sims = query_cosines(cfg, question, [g.describe() for g in groups])
+    sims = query_cosines(cfg, question, [g.describe() for g, _ in ranked])
     # Ties: for a change, amounts before rates (a growth is an amount's change, a share's change is not one);
     # then the closest in meaning, then the better-ranked page.
-    scored = sorted(((_score(g, terms), float(c), g) for g, c in zip(groups, sims)),
-                    key=lambda x: (-x[0], ask.by_change and _is_percent(_ranked(x[2], ask, question)), -x[1],
-                                   x[2].page.rank))
+    scored = sorted(((_score(g, terms), float(c), g, rows) for (g, rows), c in zip(ranked, sims)),
+                    key=lambda x: (-x[0], ask.by_change and _is_percent(x[3]), -x[1], x[2].page.rank))
     seen = [{"describe": g.describe(), "page": g.page.page, "score": sc, "cos": round(c, 4)}
-            for sc, c, g in scored[:SHOWN]]
-    score, _, group = scored[0]
+            for sc, c, g, _ in scored[:SHOWN]]
+    score, _, group, rows = scored[0]
     if score < cfg.answer.text_ranking_min_terms:
         return {"value": None, "calls": [], "interpretation": {"ranking": {"groups": seen, "taken": False}}}
-    rows = _named(_ranked(group, ask, question), group, terms)
+    rows = _named(rows, group, terms)
     label, cells, figure = (min if ask.least else max)(rows, key=lambda r: r[2])
     word = ("smallest" if ask.least else "largest") + (" change" if ask.by_change else "")
     unit = " percentage points" if _percent(cells[0]) else "%"
