@@ -88,14 +88,17 @@ def infer_kind(text: str, n_companies: int = 1) -> str:
     return "number"
 
 
-def routed_companies(ds: Dataset, text: str) -> list[str]:
+def routed_companies(ds: Dataset, text: str, by_content: bool = False) -> list[str]:
     """The companies (dataset order of appearance in ``text``) the question names; QuestionError when
-    it is empty or names none (checked before any indexing or model call)."""
+    it is empty or names none (checked before any indexing or model call), except with ``by_content``
+    (``retrieve.route_by_content``: 05 routes it by the filings' text; [] then)."""
     from .retrieve.route import route
 
     if not text.strip():
         raise QuestionError("the question is empty")
     routed = route(text, ds.reports)
+    if not routed and by_content:
+        return []
     if not routed:
         names = "; ".join(sorted({r.company for r in ds.reports}))
         raise QuestionError(f"the question names no company of {ds.root}: write one of: {names} "
@@ -141,7 +144,7 @@ def ask(cfg: RunConfig, ds: Dataset, text: str, kind: str | None = None, llm: An
     from .retrieve import retrieve_question
 
     text = text.strip()
-    companies = routed_companies(ds, text)
+    companies = routed_companies(ds, text, cfg.retrieve.route_by_content)
     inferred = kind is None
     kind = kind or infer_kind(text, len(dict.fromkeys(companies)))
     if kind not in KINDS:
@@ -156,6 +159,7 @@ def ask(cfg: RunConfig, ds: Dataset, text: str, kind: str | None = None, llm: An
         counter = lambda t: count_tokens(t, cfg)  # noqa: E731
     q = Question(qid="ask", text=text, kind=kind)
     rec = retrieve_question(cfg, q, ds, llm=llm)
+    companies = companies or [r.company for r in rec.routed]  # routed by content
     d = answer_question(llm, cfg, ds, q, rec, counter)
     page_text = {(p.sha1, p.page): p.text or "" for pages in rec.candidates.values() for p in pages}
     refs = [{"sha1": r["sha1"], "page": r["page"], "company": ds.report(r["sha1"]).company,

@@ -56,7 +56,7 @@ def _ask(argv: list[str]) -> int:
     cfg = make_config(a.preset, a.data, a.run, parse_set(a.set))
     check_places(cfg)  # before the lock (it lives in the output folder) and before any stage
     cfg, ds = prepare(a.preset, a.data, a.run, parse_set(a.set), cfg=cfg)
-    routed_companies(ds, a.question)  # a question naming no company fails before any indexing
+    routed_companies(ds, a.question, cfg.retrieve.route_by_content)  # naming no company: fails before indexing
     command = f"rag ask {shlex.join(argv)}"
     with RunLock(cfg.run_dir, command).acquire(wait=a.wait):  # 01-04 write the run folder
         try:

@@ -37,13 +37,16 @@ RUN_INPUTS = ("data_dir", "seed", "models_dir")
 #   AXIS             which items a stage makes (one item per chunk size), not what one item is: out of item
 #                    keys (adding size 1000 keeps size 300 current), in sharing signatures (a run asking for
 #                    size 1000 cannot borrow a folder without it)
+#   PER_ITEM         changes only some items, which the stage knows: out of item keys (the stage hashes it into the
+#                    keys of the items it changes), in sharing signatures (retrieve.route_by_content: only questions
+#                    naming no company)
 #   ADDED            added after runs were made: out while at its default (the value that reproduces the
 #                    behaviour from before it existed, so existing outputs stay current); set, it counts
 #   ("unused_when", other, value)  changes nothing while field ``other`` of its section has ``value``: out then
 #   ("added_as", v)  added after runs were made, its default later changed: out while it is v (the value that
 #                    reproduces the behaviour from before it existed), so runs made then stay current at v
 # A change to what a stage computes that no field records moves that stage's CODE_VERSION instead.
-SPEED, AXIS, ADDED = "speed", "axis", "added"
+SPEED, AXIS, ADDED, PER_ITEM = "speed", "axis", "added", "per_item"
 KEY_RULES: dict[str, dict[str, Any]] = {
     "parse": dict.fromkeys(("workers", "parser_threads", "timeout_s", "page_batch", "device"), SPEED),
     "clean": {"ocr_threads": SPEED, "workers": SPEED},
@@ -62,7 +65,8 @@ KEY_RULES: dict[str, dict[str, Any]] = {
     # Chunk vectors on demand and the dense pool (issue 29): stored / 0 is how every run was made before them.
     "index": {"bm25_stemmer": ADDED, "chunk_vectors": ("added_as", "stored")},
     # given_filing (issue 48): off is how every run was routed before it existed.
-    "retrieve": {"dense_pool": ("added_as", 0), "given_filing": ADDED},
+    # route_by_content (issue 48): 05 keys only the questions it routes (rag.retrieve.question_key).
+    "retrieve": {"dense_pool": ("added_as", 0), "given_filing": ADDED, "route_by_content": PER_ITEM},
     # Computed figures (issue 31): off reproduces the answers from before; its knobs count only when on.
     # Text answers from their evidence (issue 48): off reproduces the free answer; its knobs count only when on.
     # Pages read in the order of the reader's P (issue 48): no kind is how every run read before it existed.
@@ -95,7 +99,8 @@ def _rule_fields(kind: str) -> dict[str, tuple[str, ...]]:
 
 # Views of KEY_RULES by rule (read here and by rag.index.embed_config, whose index metas follow the same rule).
 EXECUTION_ONLY = _rule_fields(SPEED)
-ITEM_AXES = _rule_fields(AXIS)
+ITEM_AXES = {sec: _rule_fields(AXIS).get(sec, ()) + _rule_fields(PER_ITEM).get(sec, ())
+             for sec in {**_rule_fields(AXIS), **_rule_fields(PER_ITEM)}}  # both out of item keys only
 OMIT_WHEN_DEFAULT = _rule_fields(ADDED)
 
 

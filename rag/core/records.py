@@ -167,7 +167,7 @@ class RetrievalRecord(_Rec):
     question: str
     kind: str
     routed: list[RoutedReport] = Field(default_factory=list)
-    routing: str = "ok"  # rag.retrieve.route.routing_status: "ok" | "unrouted" | "ambiguous"
+    routing: str = "ok"  # rag.retrieve.route.routing_status: "ok" | "unrouted" | "ambiguous"; "content": by_content
     sub_questions: dict[str, str] = Field(default_factory=dict)
     candidates: dict[str, list[CandidatePage]] = Field(default_factory=dict)
     search: dict[str, dict[str, Any]] = Field(default_factory=dict)

@@ -22,6 +22,8 @@ Contract:
 - The search itself (``retrieve_pages``, ``search_chunks``, ``lift_to_pages``, ``rrf``) is
   :mod:`rag.retrieve.search`; queries :mod:`rag.retrieve.query`; routing :mod:`rag.retrieve.route`;
   reranking :mod:`rag.retrieve.rerank`.
+- A question naming no company goes, with ``retrieve.route_by_content``, to the filing whose text fits it best
+  (:mod:`rag.retrieve.by_content`; ``routing`` "content", the scores in its search trace), else it is unrouted.
 - A question 05 cannot route to one report (``routing`` "unrouted" / "ambiguous") still gets its record;
   ``routing_na_reason(rec)`` is the reason 06 answers it N/A (never false, never a guess) and
   ``unrouted_questions(run)`` lists them for the run's closing summary.
@@ -54,6 +56,7 @@ from .statements import statements_hash
 # CandidatePage, RetrievalRecord: the 05 records (rag.core.records); re-exported, tests import them from here.
 from ..core.records import SCORE_KEYS, CandidatePage, RetrievalRecord, RoutedReport  # noqa: F401
 from .route import route, route_filings, routing_status, split_comparative
+from .by_content import content_candidates, route_by_content
 # Chunk search, fusion, page lifting and their caches (re-exported: rag.retrieve.retrieve_pages…).
 from .search import clear_caches, lift_to_pages, page_texts, retrieve_pages, rrf, search_chunks  # noqa: F401
 
@@ -86,16 +89,25 @@ def _inputs(cfg: RunConfig, sha1s: Sequence[str]) -> tuple[str, ...]:
 
 
 def question_key(cfg: RunConfig, q: Question, routed: Sequence[str], companies: dict[str, str],
-                 upstream: dict[str, Any] | None = None) -> str:
+                 upstream: dict[str, Any] | None = None, by_content: bool = False) -> str:
     """Currency key: question, routed companies, upstream item keys, this stage's config (rag.core.deps:
-    retrieve, rerank, + llm when it reranks with or expands queries by the LLM), lexicon, code."""
+    retrieve, rerank, + llm when it reranks with or expands queries by the LLM), lexicon, code. ``by_content``:
+    the question names no company and is routed by content (``routed`` = the filings it may go to)."""
     upstream = upstream if upstream is not None else _upstream(cfg, routed)[0]
     return hash_key(q.text, q.kind, {s: companies[s] for s in routed}, upstream,
                     deps.config_signature(cfg, STAGE),
+                    # only a question naming no company is routed by content (the rule PER_ITEM of rag.core.deps)
+                    *(["route_by_content"] if by_content else []),
                     # the lexicon's content only when it is used: keys of runs without it stay as they were
                     *([lexicon_hash(cfg)] if cfg.retrieve.lexicon_expansion else []),
                     *([statements_hash(cfg)] if cfg.retrieve.statement_pages else []),
                     *([counts_hash(cfg)] if cfg.retrieve.count_pages else []), CODE_VERSION)
+
+
+def by_content_on(cfg: RunConfig, q: Question) -> bool:
+    """Whether a question routed to no report goes to the filing its text fits best
+    (``retrieve.route_by_content``; never with the question's filing given)."""
+    return cfg.retrieve.route_by_content and not given_filing(cfg, q)
 
 
 def given_filing(cfg: RunConfig, q: Question) -> str:
@@ -111,6 +123,10 @@ def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> Ret
     t0 = time.perf_counter()
     given = given_filing(cfg, q)
     subs = split_comparative(q.text, q.kind, ds.reports, given)
+    content = None
+    if not subs and by_content_on(cfg, q):  # no company named: the filing whose text answers it best
+        content = route_by_content(cfg, q.text, ds.reports)
+        subs = {content.sha1: q.text} if content else {}
     usages: list[Usage] = []
     candidates: dict[str, list[CandidatePage]] = {}
     searches: dict[str, dict[str, Any]] = {}
@@ -122,10 +138,13 @@ def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> Ret
         candidates[sha1] = pages
     companies = {r.sha1: r.company for r in ds.reports}
     why = {r.sha1: r.reason for r in route_filings(q.text, ds.reports, given)}
+    if content:
+        why[content.sha1] = content.why
+        searches[content.sha1]["content_scores"] = content.scores
     return RetrievalRecord(qid=q.qid, question=q.text, kind=q.kind,
                            routed=[RoutedReport(sha1=s, company=companies[s], filing=ds.report(s).filing,
                                                 why=why.get(s, "")) for s in subs],
-                           routing=routing_status(q.text, q.kind, ds.reports, given),
+                           routing="content" if content else routing_status(q.text, q.kind, ds.reports, given),
                            sub_questions=subs if q.kind == "comparative" else {}, candidates=candidates,
                            search=searches, usage=sum(usages, Usage()).as_dict(),
                            seconds=round(time.perf_counter() - t0, 3))
@@ -142,6 +161,7 @@ def summary_row(rec: RetrievalRecord, skipped: bool = False) -> dict[str, Any]:
     return {"qid": rec.qid, "kind": rec.kind, "companies": ", ".join(r.company for r in rec.routed),
             "n_reports": len(rec.routed), "top_pages": " ".join(tops),
             "lexicon": ", ".join(sorted({t for s in rec.search.values() for t in s.get("lexicon_topics", [])})),
+            "routing": rec.routing,
             "top_final": max((c[0].scores["final"] for c in rec.candidates.values() if c), default=None),
             "seconds": rec.seconds, "skipped": skipped}
 
@@ -156,8 +176,11 @@ def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataF
                       for q in ds.questions)  # for the manifest
     for q in ds.questions:
         routed = route(q.text, ds.reports, given_filing(cfg, q))
+        content = not routed and by_content_on(cfg, q)
+        if content:  # routed by content in work(): every filing it may pick
+            routed = [r.sha1 for r in content_candidates(q.text, ds.reports)]
         upstream, why = _upstream(cfg, routed)
-        items.append(Item(q.qid, question_key(cfg, q, routed, companies, upstream), (record_file(q.qid),),
+        items.append(Item(q.qid, question_key(cfg, q, routed, companies, upstream, content), (record_file(q.qid),),
                           (q, routed), blocked=why, inputs=_inputs(cfg, routed)))
 
     def work(it: Item) -> Result:
@@ -188,9 +211,11 @@ def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataF
         else:
             rows.append({"qid": it.id, "kind": it.payload[0].kind, "error": o.error})
     n = outcome_counts(outcomes)
+    by_content = sum(1 for r in rows if r.get("routing") == "content")
     stage.finish(counts={"questions": len(ds.questions), "done": n["ran"], "skipped": n["current"],
                          "failed": n["failed"], "blocked": n["blocked"],
-                         "unrouted": routing["unrouted"], "ambiguous": routing["ambiguous"]},
+                         "unrouted": routing["unrouted"] - by_content, "ambiguous": routing["ambiguous"],
+                         "by_content": by_content},
                  item_ids=[i.id for i in items], extra={"code_version": CODE_VERSION, "failures": failures(outcomes)})
     return pd.DataFrame(rows)
 

@@ -26,6 +26,7 @@ Contract:
   (Best Buy's gross margins) is in the latest 10-K; "the latest filing of any kind" would pick a 10-Q.
   A named period the primary filing does not cover (a 10-K covers ANNUAL_COVERS years, a 10-Q its fiscal
   year and the previous year end) adds that period's own filing as a second one, when present.
+- ``prints_periods(filing, text) -> bool``: the filing prints every period the question names.
 - ``only_filing_of_period(text, filings) -> FilingChoice | None``: for a question that names no company,
   the one filing of the whole dataset whose own period is a fiscal quarter (Q1-Q3) or date the question
   names ("between FY 2023 and Q2 of FY2024" in a folder with one Q2 FY2024 10-Q). None when no such period
@@ -224,6 +225,14 @@ def _filing_for(p: Period, pool: list, annual: list, release_first: bool = False
     if covering:
         return covering[-1], "the latest filing printing it"
     return _annual_for_year(annual, p.year)
+
+
+def prints_periods(f, text: str) -> bool:
+    """Whether filing ``f`` prints every fiscal period the question names (bare years count only when no fiscal
+    period is written); True when it names none."""
+    periods = question_periods(text)
+    periods = [p for p in periods if p.strong] or periods
+    return all(_covers(f, p) for p in periods)
 
 
 def only_filing_of_period(text: str, filings: Sequence) -> FilingChoice | None:
