@@ -39,7 +39,7 @@ from rag.retrieve.names import normalize_tokens  # noqa: E402
 from rag.retrieve.route import route_filings  # noqa: E402
 
 COMPANY_CLASS = {"name": "named", "alias": "ticker or short name", "short form": "ticker or short name",
-                 "acronym": "ticker or short name", "one company": "no company", "period only": "no company"}
+                 "acronym": "ticker or short name", "spelling": "ticker or short name", "one company": "no company", "period only": "no company"}
 
 
 def filing_class(text: str) -> str:

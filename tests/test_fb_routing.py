@@ -250,3 +250,17 @@ def test_half_of_keeps_one_half_of_the_split(tmp_path, monkeypatch):
     ds = load_dataset(tmp_path / "ds")
     assert len(half_of(ds, "tuning").questions) == 3 and len(half_of(ds, "report").questions) == 1
     assert half_of(ds, "report").questions[0].text.startswith("What is Other's")
+
+
+def test_a_name_spelled_another_way_routes():
+    """Words run together or split ("CocaCola", "JP Morgan"), initials around an "&" ("J&J"), never a common
+    word in lower case."""
+    reports = [_r("ko", "Coca-Cola", "2022", "10-K"), _r("jj", "Johnson & Johnson", "2022", "10-K"),
+               _r("jpm", "JPMorgan", "2022", "10-K"), _r("bb", "Best Buy", "2022", "10-K")]
+    assert route("What was CocaCola's FY2022 revenue?", reports) == ["ko"]
+    assert route("What was J&J's FY2022 revenue?", reports) == ["jj"]
+    assert route("JP Morgan's FY2022 net income?", reports) == ["jpm"]
+    got = route_filings("BestBuy's FY2022 capex?", reports)
+    assert [r.sha1 for r in got] == ["bb"] and got[0].how == "spelling" and "'BestBuy'" in got[0].reason
+    assert route("what was j&j revenue in FY2022?", reports) == []  # initials in lower case: not a name
+    assert route("Is R&D spending high at the bestbuy store?", reports) == []

@@ -8,6 +8,8 @@ Contract:
 - ``name_variants(company)``: the full name, then trailing legal suffixes stripped one at a time.
 - ``short_forms(reports)``: leading parts of names that name exactly one company.
 - ``acronym_of(token, company)``: an all-capitals acronym built from the company's words ("AMEX").
+- ``spelling_spans(q, q_orig, reports)``: where the question spells a name another way (words run together or
+  split: "CocaCola", "JP Morgan"; initials around an "&": "J&J").
 - ``alias_spans(q, q_orig, reports) -> [(length, level, start, end, sha1)]``: where the question writes one
   of a report's ``aliases`` (subset.csv's ``aliases`` column: tickers, short names, abbreviations). A code
   (one token of at most CODE_MAX characters, all capitals: "AMZN", "AXP", "MMM") counts only where the
@@ -178,4 +180,33 @@ def alias_spans(q: Sequence[str], q_orig: Sequence[str], reports) -> list[tuple[
                     if len(toks) == 1 and not _as_name(q_orig[i]):
                         continue  # a one-word alias ("Kraft") written as a name, not a common word
                     out += [(len(toks), ALIAS_LEVEL, i, i + len(toks), sha1) for sha1 in sha1s]
+    return out
+
+
+# Strip level of a name spelled another way: below aliases (the user's words win), above short forms.
+SPELLING_LEVEL = 700
+MIN_JOINED = 5  # characters of a name compared without its spaces ("cocacola"): shorter ones collide
+
+
+def spelling_spans(q: Sequence[str], q_orig: Sequence[str], reports) -> list[tuple[int, int, int, int, str]]:
+    """``(length, SPELLING_LEVEL, start, end, sha1)`` where the question spells a company's name another way:
+    its words run together or split differently ("CocaCola", "Coca Cola" for "Coca-Cola"; "JP Morgan" for
+    "JPMorgan"; compared without spaces, at least MIN_JOINED characters, one to three question words, the first
+    written as a name), or the initials of the words around an "&" ("J&J" for "Johnson & Johnson", "P&G" for
+    "Procter & Gamble"; written in capitals)."""
+    out = []
+    for sha1, company in _as_pairs(reports):
+        for v in name_variants(company):
+            joined = "".join(v)
+            if len(joined) >= MIN_JOINED:
+                for i in range(len(q)):
+                    for n in range(1, 4):
+                        if i + n <= len(q) and "".join(q[i:i + n]) == joined and tuple(q[i:i + n]) != v \
+                                and _as_name(q_orig[i]):
+                            out.append((n, SPELLING_LEVEL, i, i + n, sha1))
+            if "and" in v[1:-1]:
+                initials = tuple(w if w == "and" else w[0] for w in v)
+                for i in _find(q, initials):
+                    if all(w == "and" or w.isupper() for w in q_orig[i:i + len(initials)]):
+                        out.append((len(initials), SPELLING_LEVEL, i, i + len(initials), sha1))
     return out

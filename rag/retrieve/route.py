@@ -51,13 +51,15 @@ from typing import Mapping
 
 from .filing import choose_filings, only_filing_of_period
 
-from .names import (ALIAS_LEVEL, LEGAL_SUFFIXES, MIN_ACRONYM, _MIN_ONE_WORD_SHORT_FORM, _SHORT_FORM_LEVEL,  # noqa: F401
-                    _as_name, _as_pairs, _find, acronym_of, alias_spans, name_variants, normalize_tokens, short_forms)
+from .names import (ALIAS_LEVEL, LEGAL_SUFFIXES, MIN_ACRONYM, SPELLING_LEVEL, _MIN_ONE_WORD_SHORT_FORM,  # noqa: F401
+                    _SHORT_FORM_LEVEL, _as_name, _as_pairs, _find, acronym_of, alias_spans, name_variants,
+                    normalize_tokens, short_forms, spelling_spans)
 
 
 def _spans(question_text: str, reports) -> list[tuple[int, int, str, str]]:
     """Accepted (start, end, sha1, how) spans in token positions, longest-first without overlaps; ``how`` is
-    "name" (full or suffix-stripped), "short form", "alias" (subset.csv) or "acronym"."""
+    "name" (full or suffix-stripped), "short form", "alias" (subset.csv), "spelling" (rag.retrieve.names.spelling_spans)
+    or "acronym"."""
     q = normalize_tokens(question_text)
     q_orig = normalize_tokens(question_text, lower=False)
     cands: list[tuple[int, int, int, int, str]] = []  # (length, strip level, start, end, sha1)
@@ -82,13 +84,14 @@ def _spans(question_text: str, reports) -> list[tuple[int, int, str, str]]:
                 for t in twins:
                     cands.append((len(part), _SHORT_FORM_LEVEL, i, i + len(part), t))
     cands += alias_spans(q, q_orig, reports)  # subset.csv's aliases: tickers, short names (ALIAS_LEVEL)
+    cands += spelling_spans(q, q_orig, reports)  # "CocaCola", "JP Morgan", "J&J" (SPELLING_LEVEL)
     # Longest first; on the same span a full name beats a suffix-stripped one ("Kelly Partners" is the
     # company of that name, not "Kelly Partners Group Holdings Limited"); equal names are all kept.
     cands.sort(key=lambda c: (-c[0], c[1], c[2]))
     taken: dict[tuple[int, int], int] = {}  # accepted span -> its strip level
     out: list[tuple[int, int, str, str]] = []
     for length, n, s, e, sha1 in cands:
-        how = "short form" if n == _SHORT_FORM_LEVEL else "alias" if n == ALIAS_LEVEL else "name"
+        how = {_SHORT_FORM_LEVEL: "short form", ALIAS_LEVEL: "alias", SPELLING_LEVEL: "spelling"}.get(n, "name")
         if (s, e) in taken:
             if taken[(s, e)] == n and not any(o[:3] == (s, e, sha1) for o in out):
                 out.append((s, e, sha1, how))
@@ -109,7 +112,7 @@ def _spans(question_text: str, reports) -> list[tuple[int, int, str, str]]:
 
 # How the company was found, as the routing reason says it (Routed.how -> words before the filing's why).
 HOW_WORDS = {"name": "", "short form": "short form of the name", "alias": "alias (subset.csv aliases)",
-             "acronym": "acronym of the name", "one company": "no company named: the dataset holds one company",
+             "acronym": "acronym of the name", "spelling": "the name spelled another way", "one company": "no company named: the dataset holds one company",
              "period only": "", "given": ""}
 
 
@@ -117,7 +120,7 @@ HOW_WORDS = {"name": "", "short form": "short form of the name", "alias": "alias
 class Routed:
     """One routed report: its sha1, the question span naming its company, and why this filing (empty when
     its company has one report, or the reports carry no period: all are searched). ``how`` the company was
-    found: "name", "short form", "alias", "acronym", "one company" (nothing named, the dataset holds one
+    found: "name", "short form", "alias", "spelling", "acronym", "one company" (nothing named, the dataset holds one
     company), "period only" (nothing named, a period only one filing has) or "given" (the question's own
     filing, ``retrieve.given_filing``)."""
     sha1: str
