@@ -26,6 +26,7 @@ from .retrieve.names import name_variants
 
 COVER_PAGES = 2  # the 10-K cover page is page 1, sometimes continued on page 2
 _HEADER = re.compile(r"trading\s+symbol", re.I)
+_SECTION_12B = re.compile(r"section\s+12\s*\(b\)", re.I)
 _END = re.compile(r"section\s+12\s*\(g\)|indicate\s+by\s+check\s+mark", re.I)
 # A symbol stands before its exchange's name in the 12(b) table ("KHC The Nasdaq Stock Market LLC").
 _EXCHANGES = (r"New\s+York\s+Stock|NYSE|Nasdaq|NASDAQ|Chicago\s+Stock|Cboe|CBOE|Boston\s+Stock|Toronto|London|"
@@ -41,8 +42,12 @@ def cover_tickers(pages: Sequence[str]) -> list[str]:
     m = _HEADER.search(text)
     if not m:
         return []
+    # The column's header may print below its rows ("Class B Common Stock NKE New York Stock Exchange" then
+    # "(Title of each class) (Trading symbol) ..."): the table starts at the section's title when it precedes.
+    starts = [s.end() for s in _SECTION_12B.finditer(text, max(0, m.start() - 600), m.start())]
+    start = starts[-1] if starts else m.end()
     end = _END.search(text, m.end())
-    table = text[m.end():end.start() if end else m.end() + 1500]
+    table = text[start:end.start() if end else m.end() + 1500]
     return list(dict.fromkeys(t for t in _TICKER.findall(table) if t not in ("LLC", "INC", "THE")))
 
 

@@ -192,9 +192,17 @@ COVER_KHC = """Title of each class Trading Symbol Name of exchange on which regi
 Common stock, $0.01 par value KHC The Nasdaq Stock Market LLC
 Securities registered pursuant to Section 12(g) of the Act: None."""
 
+# The column headers printed below the row (a generated cover in the layout some 10-Ks use).
+COVER_BELOW = """SECURITIES REGISTERED PURSUANT TO SECTION 12(B) OF THE ACT:
+Class B Common Stock XYZ New York Stock Exchange
+(Title of each class) (Trading symbol) (Name of each exchange on which registered)
+SECURITIES REGISTERED PURSUANT TO SECTION 12(G) OF THE ACT:
+NONE"""
+
 
 def test_cover_page_tickers_and_registrant_name():
     assert cover_tickers([COVER]) == ["AMZN"]  # the notes' "AMZN23" is no ticker
+    assert cover_tickers([COVER_BELOW]) == ["XYZ"]  # headers below the row
     assert cover_tickers([COVER_KHC]) == ["KHC"]
     assert cover_tickers([COVER_OLD]) == []  # covers before 2019 print no symbol column
     assert registrant_name([COVER]) == "AMAZON.COM, INC."
