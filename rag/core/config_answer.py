@@ -35,7 +35,7 @@ class AnswerConfig(_Frozen):
         default_factory=lambda: {"boolean": 1},
         description="Pages per answering call by answer kind (0 or absent: as many as max_context_tokens holds; "
                     "measured: RESULTS.md).")
-    max_pages_by_kind: dict[Kind, PositiveInt] = Field(
+    max_pages_by_kind: dict[Literal["number", "name", "names", "boolean", "text"], PositiveInt] = Field(
         default_factory=dict, description="Pages read by answer kind (absent: max_pages).")
     # Question words + search-lexicon terms (rag.answer.common.focus).
     focus_tokens: dict[Kind, NonNegativeInt] = Field(
