@@ -200,8 +200,9 @@ class RetrieveConfig(_Frozen):
         False, description="Route a question naming its own filing to that filing alone (FinanceBench's "
                            "per-filing setting; off: the pipeline routes).")
     route_by_content: bool = Field(
-        False, description="A question naming no company goes to the filing whose text fits it best, by the "
-                           "embedder's cosine (off: it is answered N/A; on in FinanceBench's datasets).")
+        False, description="A question naming no company goes to a filing printing the period it names, the one "
+                           "whose text the embedder finds closest: a guess (off: it is answered N/A; on in "
+                           "FinanceBench's datasets; measured: RESULTS.md).")
 
 
 class RerankConfig(_Frozen):

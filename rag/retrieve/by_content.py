@@ -19,6 +19,10 @@ comparable across reports (each index has its own term statistics); the cosine o
 only chooses which chunks of each filing the embedder reads. Off by default: an ERC question always names its
 company, and one naming none has no answer there (N/A is right); FinanceBench's gold is never N/A, so its
 datasets turn it on (``rag import financebench``).
+
+Measured (RESULTS.md, issue 48; benchmarks/fb_content_routing.py): on fb-dev with every company name taken out,
+the right filing about as often as one of the candidates at random (tuning 7 of 33 against 6.9): the period
+filter does the work, the cosine adds nothing yet. It is a guess, and its reason is recorded as one.
 """
 from __future__ import annotations
 
@@ -60,7 +64,7 @@ def content_candidates(question_text: str, reports: Sequence) -> list:
 
 
 def _label(r) -> str:
-    return " ".join(x for x in (r.company, getattr(r, "filing", "") or "") if x)
+    return getattr(r, "filing", "") or r.company  # "Walmart 10-K 2020" (Report.filing names the company)
 
 
 def route_by_content(cfg: RunConfig, question_text: str, reports: Sequence, *,
