@@ -109,3 +109,23 @@ def test_rag_ask_lets_an_unnamed_question_through_only_with_the_switch(tmp_path)
         routed_companies(ds, "What was the company's FY2019 revenue?")
     assert routed_companies(ds, "What was the company's FY2019 revenue?", by_content=True) == []
     assert routed_companies(ds, "What was Walmart's FY2019 revenue?", by_content=True) == ["Walmart"]
+
+
+def test_a_report_failed_upstream_is_no_candidate(make_cfg, tmp_path, monkeypatch):
+    """One report whose 04 failed does not block a question routed by content: it is left out."""
+    from test_retrieve import FakeLLM, _fake_dataset, _fake_upstream
+
+    import rag.retrieve as R
+    from rag.core.stage import ItemState
+
+    ds = _fake_dataset(tmp_path)
+    cfg = make_cfg(data_dir=tmp_path, run="failed", overrides={"retrieve.route_by_content": True})
+    _fake_upstream(cfg, ds, monkeypatch, FakeLLM(lambda m, s: {}))
+    import sys
+    idx = sys.modules["rag.index"]
+    monkeypatch.setattr(idx, "item_state", lambda cfg, sha1, size: ItemState("failed", "", "boom")
+                        if sha1 == ds.reports[1].sha1 else ItemState("done", f"k-{sha1}", ""))
+    assert [r.sha1 for r in R.usable_reports(cfg, ds)] == [ds.reports[0].sha1]
+    R.run_retrieve(cfg, ds, progress=False)
+    rec = R.load_retrieval(cfg, "q001")
+    assert rec.routing == "content" and [r.sha1 for r in rec.routed] == [ds.reports[0].sha1]

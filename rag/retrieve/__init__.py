@@ -110,6 +110,12 @@ def by_content_on(cfg: RunConfig, q: Question) -> bool:
     return cfg.retrieve.route_by_content and not given_filing(cfg, q)
 
 
+def usable_reports(cfg: RunConfig, ds: Dataset) -> list:
+    """The reports whose 02 and 04 items are done (a question routed by content chooses among these: one
+    report that failed upstream does not block every question naming no company)."""
+    return [r for r in ds.reports if not _upstream(cfg, [r.sha1])[1]]
+
+
 def given_filing(cfg: RunConfig, q: Question) -> str:
     """The question's own filing when ``retrieve.given_filing`` is on (FinanceBench's per-filing setting),
     else "" (the pipeline routes itself)."""
@@ -125,7 +131,7 @@ def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> Ret
     subs = split_comparative(q.text, q.kind, ds.reports, given)
     content = None
     if not subs and by_content_on(cfg, q):  # no company named: the filing whose text answers it best
-        content = route_by_content(cfg, q.text, ds.reports)
+        content = route_by_content(cfg, q.text, usable_reports(cfg, ds))
         subs = {content.sha1: q.text} if content else {}
     usages: list[Usage] = []
     candidates: dict[str, list[CandidatePage]] = {}
@@ -178,7 +184,7 @@ def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataF
         routed = route(q.text, ds.reports, given_filing(cfg, q))
         content = not routed and by_content_on(cfg, q)
         if content:  # routed by content in work(): every filing it may pick
-            routed = [r.sha1 for r in content_candidates(q.text, ds.reports)]
+            routed = [r.sha1 for r in content_candidates(q.text, usable_reports(cfg, ds))]
         upstream, why = _upstream(cfg, routed)
         items.append(Item(q.qid, question_key(cfg, q, routed, companies, upstream, content), (record_file(q.qid),),
                           (q, routed), blocked=why, inputs=_inputs(cfg, routed)))
