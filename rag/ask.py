@@ -194,6 +194,9 @@ def _reason(d: dict[str, Any]) -> str:
         return computed_reason(computed, d.get("value"))
     if d.get("kind") not in ("boolean", "text"):
         return ""
+    registered = (d.get("interpretation") or {}).get("registered")
+    if registered:  # read from the cover's 12(b) table (answer.text_registered)
+        return f"read in code from the cover's table of securities registered under Section 12(b) (page {registered['page']})"
     ranking = (d.get("interpretation") or {}).get("ranking") or {}
     if ranking.get("taken"):  # a text answer ranked in code (answer.text_ranking)
         how = "the change from the column to its right" if ranking.get("by_change") else "its figure"

@@ -63,6 +63,12 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
         from .text import answer_text
 
         return answer_text(llm, cfg, question, pages, report_currency, counter, company)
+    if kind == "text" and cfg.answer.text_registered:  # "which debt securities are registered": the cover's table
+        from .text import answer_registered
+
+        registered = answer_registered(cfg, question, pages, company)
+        if registered is not None:
+            return registered
     ranked = None
     if kind == "text" and cfg.answer.text_ranking:  # "which row is largest": ranked in code (issue 48)
         from .text import answer_ranking

@@ -11,11 +11,13 @@ and the others (interpret drops the others with ``answer.text_figures_on_pages``
 Modules: :mod:`.grounding` (figures checked against the pages), :mod:`.evidence_lines` (the numbered candidate
 lines), :mod:`.evidence_math` (facts computed from the picked rows), :mod:`.text_evidence` (pick, compute, write),
 :mod:`.text_kind`, :mod:`.ranking` (``answer_ranking``: which table row ranks first, in code, with
-``answer.text_ranking``). Imports :mod:`rag.answer.common` and :mod:`rag.answer.computed` of the stage.
+``answer.text_ranking``), :mod:`.registered` (``answer_registered``: the securities a cover's 12(b) table registers,
+with ``answer.text_registered``). Imports :mod:`rag.answer.common` and :mod:`rag.answer.computed` of the stage.
 """
 from .grounding import grounded
 from .ranking import answer_ranking
+from .registered import answer_registered
 from .text_evidence import answer_text, text_version
 from .text_kind import text_value
 
-__all__ = ["answer_ranking", "answer_text", "grounded", "text_value", "text_version"]
+__all__ = ["answer_ranking", "answer_registered", "answer_text", "grounded", "text_value", "text_version"]
