@@ -225,7 +225,7 @@ class AnswerConfig(_Frozen):
                            "meaning, ranked in code (rag.answer.text.ranking; measured: RESULTS.md).")
     # "Which debt securities are registered to trade on a national securities exchange?": the cover's 12(b) table.
     text_registered: bool = Field(
-        False, description="Open (text) questions asking which securities are registered on an exchange answered "
+        True, description="Open (text) questions asking which securities are registered on an exchange answered "
                            "from the cover's Section 12(b) table, in code (rag.answer.text.registered; measured: "
                            "RESULTS.md).")
     text_ranking_pages: int = internal(5, ge=1, description="Retrieved pages whose tables a ranking reads.")
