@@ -103,17 +103,3 @@ def test_editing_the_lexicon_changes_the_stage_key(make_cfg, tmp_path):
     path.write_text('[[topic]]\nname = "lead"\nwhen = ["leadership"]\nterms = ["appointed", "resigned"]\n')
     assert lexicon_terms(cfg, QUESTION) == ["appointed", "resigned"]
     assert question_key(cfg, q, [], {}) != k1
-
-
-def test_a_conditional_sentence_after_the_question_leaves_the_search_query():
-    """FinanceBench's "If X is not a useful metric ..., then please state that and explain why." says how to answer;
-    a question that starts with "If" or a second sentence that asks ("...?") stays."""
-    from rag.core.questions import search_text
-
-    assert search_text("What drove operating margin change as of FY2022 for Acme? If operating margin is not a "
-                       "useful metric for a company like this, then please state that and explain why.") == \
-        "What drove operating margin change as of FY2022 for Acme?"
-    kept = "If we exclude the impact of M&A, which segment has dragged down Acme's overall growth in 2022?"
-    assert search_text(kept) == kept
-    assert search_text("Acme results. If we exclude M&A, which segment dragged growth?") == \
-        "Acme results. If we exclude M&A, which segment dragged growth?"

@@ -2,9 +2,8 @@
 
 Contract:
 - ``search_text(question_text, company="") -> str``: answer-format boilerplate of ERC questions ("If
-  data is not available, return 'N/A'", "according to the annual report"…), a conditional sentence after the
-  question (FinanceBench's "If gross margin is not a useful metric ..., then please state that and explain why.")
-  and the company's name removed; never empty (the question itself when nothing is left).
+  data is not available, return 'N/A'", "according to the annual report"…) and the company's name
+  removed; never empty (the question itself when nothing is left).
 """
 from __future__ import annotations
 
@@ -13,9 +12,6 @@ import re
 # Answer-format boilerplate of ERC questions: it says how to answer, not what to look for.
 _BOILERPLATE = [re.compile(p, re.I) for p in (
     r"\bif (?:data|there|the company|no )[^?!]*?(?:[.?!](?=\s|$)|$)",
-    # A conditional sentence after the question says how to answer ("If operating margin is not a useful metric
-    # for a company like this, then please state that and explain why."); one ending in "?" is a question, kept.
-    r"(?<=[?.!])\s+if\b[^?!]*?(?:[.!](?=\s|$)|$)",
     r"\(within the last period or at the end of the last period\)",
     r"\b(?:according to|listed in|mentioned in|in) (?:the|its|their) annual reports?\b",
     r"\b(?:according to|listed in|in) annual reports?\b",

@@ -60,7 +60,7 @@ from .by_content import content_candidates, route_by_content
 # Chunk search, fusion, page lifting and their caches (re-exported: rag.retrieve.retrieve_pages…).
 from .search import clear_caches, lift_to_pages, page_texts, retrieve_pages, rrf, search_chunks  # noqa: F401
 
-CODE_VERSION = "retrieve-3"  # 3: a conditional sentence after the question leaves the search query; 2: statement pages count no percentages and no line-opening (exhibit) numbers as figures
+CODE_VERSION = "retrieve-2"  # 2: statement pages count no percentages and no line-opening (exhibit) numbers as figures
 STAGE = stages.name_of("retrieve")  # this package's folder, from the registry (rag.core.stages)
 
 
