@@ -94,15 +94,15 @@ KEY_RULES: dict[str, dict[str, Any]] = {
 }
 
 
-def _rule_fields(kind: str) -> dict[str, tuple[str, ...]]:
-    return {sec: tuple(f for f, r in rules.items() if r == kind) for sec, rules in KEY_RULES.items()
-            if any(r == kind for r in rules.values())}
+def _rule_fields(*kinds: str) -> dict[str, tuple[str, ...]]:
+    """``{section: its fields}`` whose rule is one of ``kinds`` (sections without one left out)."""
+    return {sec: tuple(f for f, r in rules.items() if r in kinds) for sec, rules in KEY_RULES.items()
+            if any(r in kinds for r in rules.values())}
 
 
 # Views of KEY_RULES by rule (read here and by rag.index.embed_config, whose index metas follow the same rule).
 EXECUTION_ONLY = _rule_fields(SPEED)
-ITEM_AXES = {sec: _rule_fields(AXIS).get(sec, ()) + _rule_fields(PER_ITEM).get(sec, ())
-             for sec in {**_rule_fields(AXIS), **_rule_fields(PER_ITEM)}}  # both out of item keys only
+ITEM_AXES = _rule_fields(AXIS, PER_ITEM)  # both out of item keys, in sharing signatures
 OMIT_WHEN_DEFAULT = _rule_fields(ADDED)
 
 
