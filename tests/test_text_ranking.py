@@ -168,3 +168,60 @@ def test_the_reasoning_viewer_shows_the_groups_ranked(make_cfg):
          "references": [], "calls": res["calls"], "interpretation": res["interpretation"]}
     html = render_debug_html(d)
     assert "ranked in code: by the figure" in html and "<td>3.0</td>" in html and "Customer deposits;" in html
+
+
+# A cash-flow statement split by the parser: the operating total in the dated grid, investing and financing in a
+# headerless grid below it (same width), each section opened by a heading row; years oldest first.
+STATEMENT = """# CONSOLIDATED STATEMENTS OF CASH FLOWS
+
+Table: values in millions of USD
+|  | 2022 | 2023 | 2024 |
+|---|---|---|---|
+| OPERATING ACTIVITIES: |  |  |  |
+| Net income | 3,033 | 10,073 | 11,588 |
+| Net cash provided by (used in) operating activities | 18,365 | 30,723 | 38,514 |
+
+Adjustments printed between the grids
+
+|  |  |  |  |
+|---|---|---|---|
+| INVESTING ACTIVITIES: |  |  |  |
+| Purchases of investments | (1,000) | (2,000) | (42,000) |
+| Net cash provided by (used in) investing activities | (27,084) | (12,369) | (24,281) |
+| FINANCING ACTIVITIES: |  |  |  |
+| Proceeds from long-term debt | 16,228 | 182 | 40,871 |
+| Net cash provided by (used in) financing activities | 9,928 | (7,686) | (10,066) |
+"""
+
+
+def test_listed_candidates_are_read_from_the_question():
+    from rag.answer.text.ranking import Listed, listed_candidates
+
+    q = "Among operations, investing, and financing activities, which brought in the most (or lost the least) cash?"
+    assert listed_candidates(q) == Listed((("operat",), ("invest",), ("financ",)), "activities")
+    assert listed_candidates("Which had the most sales among North America, International and AWS?") == Listed(
+        (("north", "americ"), ("intern",), ("aws",)), "")
+    assert listed_candidates("Which product category performed the best in Q2?") is None
+    assert listed_candidates("Which was the largest among its segments?") is None  # one item is no list
+
+
+def test_a_listed_ranking_reads_one_row_per_candidate_across_a_split_statement(make_cfg):
+    from rag.answer.text.ranking import listed_candidates, listed_groups
+
+    q = "Among operations, investing, and financing activities, which brought in the most cash flow in FY2024?"
+    page = CtxPage(SHA, 37, STATEMENT, 0)
+    (group,) = listed_groups(page, listed_candidates(q))
+    assert [label for label, _ in group.rows] == [
+        "Net cash provided by (used in) operating activities", "Net cash provided by (used in) investing activities",
+        "Net cash provided by (used in) financing activities"]
+    res = answer_ranking(_cfg(make_cfg), q, [page], "Acme")
+    # the 2024 column (the question's year, the third here), the section totals only (not "Proceeds from ... debt")
+    assert res["value"].startswith("Net cash provided by (used in) operating activities: 38,514, the largest among ")
+    assert res["interpretation"]["ranking"]["rows"] == [label for label, _ in group.rows]
+
+
+def test_a_list_no_table_prints_whole_falls_back_to_the_groups(make_cfg):
+    from rag.answer.text.ranking import listed_candidates, listed_groups
+
+    q = "Among operations, investing, and dividends, which brought in the most cash flow in FY2024?"
+    assert listed_groups(CtxPage(SHA, 37, STATEMENT, 0), listed_candidates(q)) == []

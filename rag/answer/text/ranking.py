@@ -14,6 +14,13 @@ Contracts:
 - ``row_groups(page) -> [Group]``: the tables of a clean page cut into groups of sibling rows: a row without a
   figure starts a new group (its label is the group's ``section``, "Domestic:"), a total row ends one and is not
   a member; rows without a letter in their label are left out.
+- ``listed_candidates(question) -> Listed | None``: the candidates a question lists after "among" ("operations,
+  investing, and financing activities": stems operat, invest, financ and the noun they share, "activities"); None
+  when it lists fewer than two.
+- ``listed_groups(page, listed) -> [Group]``: per table of the page (one without a year in its headers, of the
+  width of the dated one above it, continues that one) that has, for every candidate, a row naming it
+  (its stem, no other candidate's, and the shared noun when there is one), one group of those rows: the last such
+  row per candidate (a section's total closes it).
 - ``answer_ranking(cfg, question, pages, company) -> dict | None``: the groups of the first
   ``answer.text_ranking_pages`` pages with at least 2 rows that have the figures (the first value cell, and for a
   change the second, one printed figure each), each scored by the question's topic words
@@ -25,7 +32,10 @@ Contracts:
   of the group's more common unit) are ranked by the first value column (the question's year's column when a
   header names it) or, for a change, by the change from the next column to it (in percent; a rate's in
   percentage points). The answer names the first row, its figures and the rows it was ranked among, citing the
-  group's page. The :func:`rag.answer.fuse.answer_pages` result shape (``interpretation["ranking"]`` says how,
+  group's page. A question listing its candidates ("among operations, investing, and financing activities":
+  :func:`listed_candidates`) is answered only from a table with a row for every one of them
+  (:func:`listed_groups`); with no such table, from the groups as above.
+  The :func:`rag.answer.fuse.answer_pages` result shape (``interpretation["ranking"]`` says how,
   with the best groups scored); ``value`` None (and ``taken`` false) when no group scores enough; None when the
   question asks no ranking or no group has the figures.
 """
@@ -127,6 +137,79 @@ def row_groups(page: CtxPage) -> list[Group]:
     return [g for g in out if g.rows]
 
 
+_AMONG = re.compile(r"\bamong\s+(?:the\s+)?(?P<items>[^?.;:]+)", re.I)
+_LIST_SPLIT = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", re.I)
+_STEM = 6  # letters a candidate and a label word share: "operations" and "operating" (operat)
+_WORD = re.compile(r"[A-Za-z]+")
+_FILLER = {"the", "its", "their", "our", "his", "her", "a", "an"}
+
+
+@dataclass(frozen=True)
+class Listed:
+    stems: tuple[tuple[str, ...], ...]  # per candidate the stems of its words, lower case ("north", "americ")
+    noun: str  # the words the last candidate adds, shared by all ("activities"), "" when none
+
+
+def listed_candidates(question: str) -> Listed | None:
+    """See module docstring."""
+    m = _AMONG.search(question)
+    if not m:
+        return None
+    items = [i for i in _LIST_SPLIT.split(m.group("items").strip()) if i]
+    # The list ends where a clause starts ("..., which brought in the most"): cut at the first clause word.
+    for n, item in enumerate(items):
+        if re.match(r"(?:which|what|who|brought|had|has|was|is|did)\b", item, re.I):
+            items = items[:n]
+            break
+    words = [[w for w in _WORD.findall(i) if w.lower() not in _FILLER] for i in items]
+    if len(words) < 2 or any(not w for w in words):
+        return None
+    noun = ""
+    if all(len(w) == 1 for w in words[:-1]) and len(words[-1]) > 1:
+        # "operations, investing, and financing activities": one word each, the last with the noun they share
+        noun, words[-1] = " ".join(words[-1][1:]).lower(), words[-1][:1]
+    stems = tuple(tuple(w[:_STEM].lower() for w in ws) for ws in words)
+    return Listed(stems, noun) if len(set(stems)) == len(stems) else None
+
+
+def _names(label: str, stems: tuple[str, ...]) -> bool:
+    words = [w.lower() for w in _WORD.findall(label)]
+    return all(any(w.startswith(s) for w in words) for s in stems)
+
+
+def _logical_tables(page: CtxPage) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(title, value column headers, rows) per table of the page, a table without a year in its headers and of the
+    width of the dated one above it joined to that one (the parser split a statement at a text line)."""
+    out: list[tuple[str, list[str], list[list[str]]]] = []
+    for t in parse_tables(page.text):
+        cols = t.value_columns()
+        dated = any(column_year(c) for c in cols)
+        if out and not dated and len(cols) == len(out[-1][1]) and any(column_year(c) for c in out[-1][1]):
+            out[-1][2].extend(t.rows)
+            continue
+        out.append((t.plain_title(), cols, list(t.rows)))
+    return out
+
+
+def listed_groups(page: CtxPage, listed: Listed) -> list[Group]:
+    """See module docstring."""
+    out: list[Group] = []
+    m = _HEADING.search(page.text)
+    heading = _cut(m.group(1).strip()) if m else ""
+    for title, cols, rows in _logical_tables(page):
+        last: dict[tuple[str, ...], tuple[str, list[str]]] = {}
+        for r in rows:
+            if not r or not any(re.search(r"\d", c) for c in r[1:]):
+                continue
+            label = r[0].strip()
+            hits = [s for s in listed.stems if _names(label, s)]
+            if len(hits) == 1 and (not listed.noun or listed.noun in label.lower()):
+                last[hits[0]] = (label, [c.strip() for c in r[1:]])
+        if len(last) == len(listed.stems):
+            out.append(Group(page, title, "", heading, cols, [last[s] for s in listed.stems]))
+    return out
+
+
 def _column(group: Group, question: str) -> int:
     """The value column of the question's year when a header names it, else the first."""
     years = question_years(question)
@@ -189,8 +272,13 @@ def answer_ranking(cfg: RunConfig, question: str, pages: list[CtxPage], company:
     ask = ranking_ask(question, company)
     if ask is None:
         return None
-    ranked = [(g, rows) for p in pages[: cfg.answer.text_ranking_pages] for g in row_groups(p)
-              if len(rows := _ranked(g, ask, question)) >= 2]
+    listed = listed_candidates(question)
+    shown_pages = pages[: cfg.answer.text_ranking_pages]
+    ranked = [(g, rows) for p in shown_pages for g in (listed_groups(p, listed) if listed else [])
+              if len(rows := _ranked(g, ask, question)) == len(listed.stems)]
+    from_list = bool(ranked)
+    if not ranked:  # no table has a row for every listed candidate (or none listed): every group of rows
+        ranked = [(g, rows) for p in shown_pages for g in row_groups(p) if len(rows := _ranked(g, ask, question)) >= 2]
     if not ranked:
         return None
     from ...index import query_cosines
@@ -206,7 +294,8 @@ def answer_ranking(cfg: RunConfig, question: str, pages: list[CtxPage], company:
     score, _, group, rows = scored[0]
     if score < cfg.answer.text_ranking_min_terms:
         return {"value": None, "calls": [], "interpretation": {"ranking": {"groups": seen, "taken": False}}}
-    rows = _named(rows, group, terms)
+    if not from_list:  # (a listed group holds the listed rows only)
+        rows = _named(rows, group, terms)
     label, cells, figure = (min if ask.least else max)(rows, key=lambda r: r[2])
     word = ("smallest" if ask.least else "largest") + (" change" if ask.by_change else "")
     unit = " percentage points" if _percent(cells[0]) else "%"
