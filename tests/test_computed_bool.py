@@ -52,6 +52,11 @@ def cfg_(make_cfg, **over):
     ("Has Verizon increased its debt on balance sheet between 2022 and the 2021 fiscal period?",
      ("change", "up", [2021, 2022], "debt")),
     ("Did the gross margin decline between FY2021 and FY2022?", ("change", "down", [2021, 2022], "gross margin")),
+    # one year and a direction: that year against the one before it
+    ("Has Microsoft increased its debt on balance sheet in FY2023?", ("change", "up", [2022, 2023], "debt")),
+    ("Does Acme have an improving operating margin profile as of 2022? If operating margin is not a useful metric "
+     "for a company like this, then state that and explain why.", ("change", "up", [2021, 2022], "operating margin")),
+    ("Did Acme's gross margin deteriorate in FY2022?", ("change", "down", [2021, 2022], "gross margin")),
 ])
 def test_recognised_shapes(question, row):
     r = recognise_bool(question, LEX).row()
@@ -61,7 +66,7 @@ def test_recognised_shapes(question, row):
 @pytest.mark.parametrize("question", [
     "Is 3M a capital-intensive business based on FY2022 data?",  # a judgement, not a figure's sign or change
     "Was American Express able to retain card members during 2022?",
-    "Has Microsoft increased its debt on balance sheet in FY2023?",  # one year: no change to compare
+    "Has Microsoft increased its debt on balance sheet?",  # no year: no change to compare
     "Was there any change in the number of Best Buy stores between Q2 of FY2024 and FY2023?",  # no operand
     "Did the company announce a share buyback plan in 2022?",
 ])
@@ -83,6 +88,8 @@ def test_change_and_sign_decided_from_one_balance_sheet(make_cfg):
     assert wc["value"] is False and wc["interpretation"]["computed"]["figures"] == [(1_250 - 2_811) * 1e6]
     neg = answer_computed_bool(cfg, "Was Acme's working capital negative in FY2021?", pages, "USD", "Acme")
     assert neg["value"] is False  # 1,554 - 1,400 > 0
+    one = answer_computed_bool(cfg, "Has Acme improved its PP&E in FY2022?", pages, "USD", "Acme")
+    assert one["value"] is True and one["interpretation"]["computed"]["years"] == [2021, 2022]  # the year before
 
 
 def test_both_years_from_one_page_first_and_a_scale_gap_across_pages_refused(make_cfg):

@@ -10,10 +10,11 @@ Contracts:
 - ``recognise_bool(question, lexicon) -> BoolAsk | None``: one of two shapes, else None (the model answers):
   * ``sign``: the question says "positive" or "negative" and names a formula of the lexicon (or an operand)
     with no growth/span in it; the figure of the question's (latest) fiscal year, or the pages' report year;
-  * ``change``: the question says which way ("increase", "grow", "rise", "higher" / "decrease", "decline",
-    "drop", "fall", "reduce", "lower": the first such word), names two different fiscal years, and names a
-    formula (no growth/span in it) or else an operand (the first the question names); the figure of the later
-    year is compared with the earlier one's.
+  * ``change``: the question says which way ("increase", "grow", "rise", "higher", "improve" / "decrease",
+    "decline", "drop", "fall", "reduce", "lower", "deteriorate", "worsen": the first such word), names two
+    different fiscal years (or one: that year and the one before it, "an improving margin profile as of 2022"),
+    and names a formula (no growth/span in it) or else an operand (the first the question names); the figure of
+    the later year is compared with the earlier one's.
 - ``answer_computed_bool(cfg, question, pages, report_currency, company) -> dict | None``: None when no shape
   is recognised; else the ``rag.answer.fuse.answer_pages`` result shape. The value is True / False only when
   every figure was found (operands as :func:`rag.answer.computed.computed.find_operand` finds them: the asked year's
@@ -37,9 +38,10 @@ from ..common.context import CtxPage
 from ..numbers.figures import NA
 from ..computed.formulas import METRIC, SPAN, Ask, Formula, Lexicon, lexicon_path, load_lexicon, question_years, recognise
 
-UP = r"\b(?:increas(?:e|ed|es|ing)|grow(?:s|n|ing|th)?|grew|r(?:i|o)se[ns]?|risen|rising|higher)\b"
+UP = (r"\b(?:increas(?:e|ed|es|ing)|grow(?:s|n|ing|th)?|grew|r(?:i|o)se[ns]?|risen|rising|higher|"
+      r"improv(?:e|ed|es|ing|ement))\b")
 DOWN = (r"\b(?:decreas(?:e|ed|es|ing)|declin(?:e|ed|es|ing)|drop(?:s|ped|ping)?|f(?:a|e)ll(?:s|en|ing)?|"
-        r"reduc(?:e|ed|es|ing|tion)|lower)\b")
+        r"reduc(?:e|ed|es|ing|tion)|lower|deteriorat(?:e|ed|es|ing|ion)|worsen(?:s|ed|ing)?)\b")
 _DIRECTION = re.compile(f"(?i)(?P<up>{UP})|(?P<down>{DOWN})")
 _SIGN = re.compile(r"(?i)\b(positive|negative)\b")
 # Two years' figures read from different pages that differ this many times over are taken to be in different
@@ -89,6 +91,8 @@ def recognise_bool(question: str, lexicon: Lexicon) -> BoolAsk | None:
         return BoolAsk("sign", m.group(1).lower(), (max(years) if years else None,), formula, operand)
     d = _DIRECTION.search(question)
     distinct = sorted(set(years))
+    if len(distinct) == 1:  # "an improving operating margin profile as of 2022": that year against the one before
+        distinct = [distinct[0] - 1, distinct[0]]
     if d is None or len(distinct) != 2:
         return None
     return BoolAsk("change", "up" if d.group("up") else "down", (distinct[0], distinct[1]), formula, operand)
