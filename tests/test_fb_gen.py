@@ -1,0 +1,54 @@
+"""data/fb-gen: FinanceBench's domain templates asked of the tuning half's filings, gold written by hand. The set
+stays tuning-only, the imported files stay what its source gives, and a printed gold figure is on its pages."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from rag.core.config import PROJECT_ROOT
+from rag.core.pdf import pdf_page_texts
+from rag.importers.fb_questions import map_question
+
+GEN = PROJECT_ROOT / "data" / "fb-gen"
+SHARED = PROJECT_ROOT.parent / "shared" / "financebench-dev"
+needs_shared = pytest.mark.skipif(not (SHARED / "pdfs").is_dir(), reason="needs ../shared/financebench-dev")
+
+
+def _source() -> list[dict]:
+    return [json.loads(line) for line in (GEN / "source" / "questions.jsonl").read_text().splitlines() if line]
+
+
+def test_every_question_is_about_a_tuning_half_company():
+    split = json.loads((PROJECT_ROOT / "data" / "splits.json").read_text())["financebench"]
+    assert {q["company"] for q in _source()} <= set(split["tuning"])
+    assert not {q["company"] for q in _source()} & set(split["report"])
+
+
+def test_the_imported_files_are_the_source_mapped_and_fb_dev_s_filings():
+    sha1_by_doc = {}
+    for line in (GEN / "subset.csv").read_text().splitlines()[1:]:
+        sha1, *_, file, _aliases = next(iter([re.split(r",(?=(?:[^\"]*\"[^\"]*\")*[^\"]*$)", line)]))
+        sha1_by_doc[file.removesuffix(".pdf")] = sha1
+    mapped = [map_question(q, sha1_by_doc) for q in _source()]
+    assert json.loads((GEN / "questions.json").read_text()) == [m.question_json(sha1_by_doc) for m in mapped]
+    assert json.loads((GEN / "answers.json").read_text()) == {m.text: m.gold_json() for m in mapped}
+    assert (GEN / "subset.csv").read_text() == (PROJECT_ROOT / "data" / "fb-dev" / "subset.csv").read_text()
+
+
+@needs_shared
+def test_every_figure_the_gold_quotes_is_printed_on_an_evidence_page():
+    """Figures as the gold writes them (5,591; 17.8%; 0.950%), except the computed ones the README names (dg14's
+    margins, Amazon's tax rates, "about"), found in pdfium's text of the evidence pages."""
+    bad = []
+    for q in _source():
+        if q["domain_question_num"] == "dg14" or "about" in q["answer"]:
+            continue
+        pages = dict(pdf_page_texts(SHARED / "pdfs" / f"{q['doc_name']}.pdf",
+                                    [e["evidence_page_num"] + 1 for e in q["evidence"]]))
+        text = " ".join(" ".join(t.split()) for t in pages.values())
+        for fig in re.findall(r"\d[\d,]*\.\d+|\d{1,3}(?:,\d{3})+", q["answer"]):
+            if fig not in text and not q["answer"].count(f"{fig} percentage"):  # a difference is computed
+                bad.append(f"{q['financebench_id']}: {fig}")
+    assert not bad, bad
