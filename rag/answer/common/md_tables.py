@@ -90,10 +90,13 @@ def parse_tables(markdown: str, lookback: int = 3) -> list[MdTable]:
         # Period-only rows at the top of the body ("| | 2022 | 2021 |") belong to the header.
         while body and _period_row(body[0]):
             head.append(body.pop(0))
-        lead = next((k for k, r in enumerate(body[:HEADER_TEXT_ROWS + 1]) if not _header_text_row(r)), 0)
+        lead = next((k for k, r in enumerate(body[:HEADER_TEXT_ROWS + 1]) if not _top_text_row(r)), 0)
         if lead and lead < len(body) and _period_row(body[lead]):  # "Year ended" / "March 31," / "2021 | 2022"
-            while body and (_header_text_row(body[0]) or _period_row(body[0])):
-                head.append(body.pop(0))
+            end = lead + 1  # through the period rows, not a section's caption right below them ("Assets:")
+            while end < len(body) and (_period_row(body[end]) or _header_text_row(body[end])):
+                end += 1
+            head.extend(body[:end])
+            del body[:end]
         if any(r and r[0] in _BULLETS for r in body) and all(not r[0] or r[0] in _BULLETS for r in body if r):
             head, body = [h[1:] for h in head], [r[1:] for r in body]  # a column of list bullets: not the labels
         body = [_split_leaders(r) for r in body]
@@ -161,6 +164,16 @@ def _header_text_row(cells: list[str]) -> bool:
     """A row with no label and no amount ("| | | Year ended | | Year ended |"): header text, when a period row
     follows it."""
     return not cells[0] and any(cells[1:]) and not any(_is_amount(c) for c in cells[1:])
+
+
+def _caption_row(cells: list[str]) -> bool:
+    """A row with a label and no other cell ("| Years ended December 31 | | | |"): at a body's top, with a period
+    row after it, the statement's caption over its years."""
+    return bool(cells and cells[0]) and not _is_amount(cells[0]) and not any(cells[1:])
+
+
+def _top_text_row(cells: list[str]) -> bool:
+    return _header_text_row(cells) or _caption_row(cells)
 
 
 def _period_row(cells: list[str]) -> bool:
