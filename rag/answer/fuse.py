@@ -76,6 +76,13 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
         ranked = answer_ranking(cfg, question, pages, company)
         if ranked is not None and ranked["value"] is not None:
             return ranked
+    changed = None
+    if kind == "text" and cfg.answer.text_change:  # "how much has X changed between FY A and FY B": in code
+        from .text import answer_change
+
+        changed = answer_change(cfg, question, pages, report_currency, company)
+        if changed is not None and changed["value"] is not None:
+            return changed
     computed: dict[str, Any] | None = None
     solve = _computed_answerer(kind) if cfg.answer.computed_figures else None
     if solve is not None:  # a ratio, margin, growth... (number) or a figure's sign / change (boolean), in code
@@ -86,6 +93,8 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
     res = _answer_pages(llm, cfg, kind, question, pages, report_currency, counter, company)
     if ranked is not None:  # no table printed enough of the question's words: the free answer, the groups on record
         res["interpretation"] = {**(res["interpretation"] or {}), **ranked["interpretation"]}
+    if changed is not None:  # a year's figure missing: the free answer, why on record
+        res["interpretation"] = {**(res["interpretation"] or {}), **changed["interpretation"]}
     if computed is not None:  # the formula was recognised, an operand missing: say why beside the answer
         res["interpretation"] = {**(res["interpretation"] or {}), "computed": computed}
     return res

@@ -228,6 +228,11 @@ class AnswerConfig(_Frozen):
         True, description="Open (text) questions asking which securities are registered on an exchange answered "
                            "from the cover's Section 12(b) table, in code (rag.answer.text.registered; measured: "
                            "RESULTS.md).")
+    # "How much has the effective tax rate changed between FY2021 and FY2022?": both years' figures as the number
+    # path reads them, the change computed.
+    text_change: bool = Field(
+        False, description="Open (text) questions asking how much a figure changed between two years answered from "
+                           "both years' table figures, in code (rag.answer.text.change; measured: RESULTS.md).")
     text_ranking_pages: int = internal(5, ge=1, description="Retrieved pages whose tables a ranking reads.")
     text_ranking_min_terms: float = internal(
         2.0, ge=0.0, description="Least score (question words its heading, title and section print; half for row "

@@ -84,6 +84,8 @@ KEY_RULES: dict[str, dict[str, Any]] = {
                "text_ranking": ("added_as", False),
                # The cover's 12(b) table for registered securities (issue 48): off is how every run answered before.
                "text_registered": ("added_as", False),
+               # Changes between two years computed in code (issue 48): off is how every run answered before it existed.
+               "text_change": ("added_as", False),
                **{f: ("unused_when", "text_ranking", False) for f in ("text_ranking_pages", "text_ranking_min_terms")},
                **{f: ("unused_when", "text_from_evidence", False)
                   for f in ("text_evidence_pages", "text_evidence_lines", "text_evidence_tokens")},

@@ -1,0 +1,122 @@
+"""How much a figure changed between two years, answered in code (stage 06, ``answer.text_change``): "How much has
+the effective tax rate of American Express changed between FY2021 and FY2022?".
+
+Why: asked for a free answer, the 1.5B reader quoted a rate of the wrong year or the statutory rate, or swapped
+the years (data/fb-gen's dg23, tuning companies: 3 of 7). The number path's table candidates read a year's column
+exactly; the change is arithmetic.
+
+Contracts:
+- ``change_ask(question, company) -> ChangeAsk | None``: an open question asking for a change (a change word:
+  changed, increased, decreased, grew, declined...) between two named fiscal years, with the figure it asks about
+  (``metric``: the question's words less the company, the years, the change words and the question words, "the
+  effective tax rate"). None otherwise, or when no metric words are left.
+- ``answer_change(cfg, question, pages, report_currency, company) -> dict | None``: both years' figures of the
+  metric as the number path finds them (:func:`rag.answer.numbers.figures.build_candidates` for "What is the
+  <metric>?" with each year as ``period_year``; a candidate scores at least ``answer.figure_min_score``), both from
+  one page first (the first page in rank order that has both), else the best of each from any pages when they are
+  in one unit. The answer states both figures as printed, which year is which and the change: in percentage points
+  between two rates, else the difference and the change in percent. Cited: the figures' pages. The
+  :func:`rag.answer.fuse.answer_pages` result shape (``interpretation["change"]``); None when the question asks no
+  change or a year's figure is missing (the reader answers then, the record says why).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ...core.config import RunConfig
+from ..common.context import CtxPage
+from ..computed.formulas import question_years
+from ..numbers.candidate import Candidate
+from ..numbers.figures import build_candidates
+
+_CHANGED = re.compile(r"\b(?:chang(?:e|ed|es|ing)|increas(?:e|ed|es|ing)|decreas(?:e|ed|es|ing)|gr[eo]wn?|grow(?:s|th)?|"
+                      r"declin(?:e|ed|es|ing)|r[io]sen?|f[ae]ll(?:en)?|drop(?:ped)?|mov(?:e|ed))\b", re.I)
+_YEARS = re.compile(r"\b(?:fiscal\s+(?:year\s+)?|FY\s?'?)?(?:19|20)?\d\d\b(?:\s+fiscal\s+(?:year|period))?", re.I)
+_FILLER = re.compile(r"\b(?:how|much|by|what|was|were|is|are|has|have|had|did|does|do|the|a|an|its|their|in|of|for|"
+                     r"from|to|between|and|over|during|period|year|years|fiscal|amount|value)\b|[?,.'’]", re.I)
+
+
+@dataclass(frozen=True)
+class ChangeAsk:
+    metric: str  # "effective tax rate"
+    years: tuple[int, int]  # (earlier, later)
+
+
+def change_ask(question: str, company: str = "") -> ChangeAsk | None:
+    """See module docstring."""
+    years = sorted(set(question_years(question)))
+    if len(years) != 2 or not _CHANGED.search(question):
+        return None
+    rest = question
+    if company.strip():
+        rest = re.sub(re.escape(company.strip()) + r"(?:'s|’s|')?", " ", rest, flags=re.I)
+    rest = _CHANGED.sub(" ", _YEARS.sub(" ", rest))
+    words = _FILLER.sub(" ", rest).split()
+    return ChangeAsk(" ".join(words).lower(), (years[0], years[1])) if words else None
+
+
+def _best(cfg: RunConfig, sub: str, pages: list[CtxPage], currency: str | None, company: str,
+          year: int) -> Candidate | None:
+    floor = cfg.answer.figure_min_score
+    cands = [c for c in build_candidates(cfg, sub, pages, currency, company, period_year=year)
+             if floor is None or c.score >= floor]
+    return min(cands, key=lambda c: (-c.score, c.rank)) if cands else None
+
+
+def _pair(cfg: RunConfig, ask: ChangeAsk, pages: list[CtxPage], currency: str | None,
+          company: str) -> tuple[Candidate, Candidate] | str:
+    sub = f"What is the {ask.metric}?"
+    for page in pages:  # one page printing both years: one table, one unit
+        a, b = (_best(cfg, sub, [page], currency, company, y) for y in ask.years)
+        if a is not None and b is not None:
+            return a, b
+    a, b = (_best(cfg, sub, pages, currency, company, y) for y in ask.years)
+    if a is None or b is None:
+        missing = ask.years[0] if a is None else ask.years[1]
+        return f"no row names '{ask.metric}' in a {missing} column scoring answer.figure_min_score"
+    if (a.unit == "%") != (b.unit == "%") or a.factor != b.factor:
+        return f"the years' figures are in different units ({a.unit}, {b.unit})"
+    return a, b
+
+
+def _words(a: Candidate, b: Candidate, ask: ChangeAsk) -> str:
+    (y0, y1), diff = ask.years, b.value - a.value
+    way = "rose" if diff > 0 else "fell" if diff < 0 else "was unchanged"
+    start = f"The {ask.metric} {way} from {_shown(a)} in FY{y0} to {_shown(b)} in FY{y1}"
+    if diff == 0:
+        return start.replace(" from ", " at ", 1).split(" to ")[0] + f" and FY{y1}."
+    kind = "an increase" if diff > 0 else "a decrease"
+    if a.unit == "%":
+        return f"{start}, {kind} of {abs(diff):.1f} percentage points."
+    pct = f" ({abs(diff) / abs(a.value) * 100:.1f}%)" if a.value else ""
+    unit = f" (in {a.unit})" if a.unit else ""
+    return f"{start}{unit}, {kind} of {abs(diff) / a.factor:,.{_decimals(a.printed)}f}{pct}."
+
+
+def _shown(c: Candidate) -> str:
+    """The figure as printed, its space before a percent sign dropped ("17.8 %" -> "17.8%")."""
+    return re.sub(r"\s+%", "%", c.printed.strip())
+
+
+def _decimals(printed: str) -> int:
+    m = re.search(r"\.(\d+)", printed)
+    return len(m.group(1)) if m else 0
+
+
+def answer_change(cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
+                  company: str = "") -> dict[str, Any] | None:
+    """See module docstring."""
+    ask = change_ask(question, company)
+    if ask is None:
+        return None
+    info: dict[str, Any] = {"metric": ask.metric, "years": list(ask.years)}
+    found = _pair(cfg, ask, pages, report_currency, company)
+    if isinstance(found, str):
+        return {"value": None, "calls": [], "interpretation": {"change": {**info, "missing": found}}}
+    a, b = found
+    info["figures"] = [a.row(), b.row()]
+    cited = [p for p in pages if any(p.sha1 == c.sha1 and p.page == c.page for c in (a, b))]
+    return {"value": _words(a, b, ask), "cited": cited, "calls": [], "interpretation": {"change": info},
+            "answering_part": cited}
