@@ -231,7 +231,7 @@ class AnswerConfig(_Frozen):
     # "How much has the effective tax rate changed between FY2021 and FY2022?": both years' figures as the number
     # path reads them, the change computed.
     text_change: bool = Field(
-        False, description="Open (text) questions asking how much a figure changed between two years answered from "
+        True, description="Open (text) questions asking how much a figure changed between two years answered from "
                            "both years' table figures, in code (rag.answer.text.change; measured: RESULTS.md).")
     text_ranking_pages: int = internal(5, ge=1, description="Retrieved pages whose tables a ranking reads.")
     text_ranking_min_terms: float = internal(
