@@ -57,6 +57,10 @@ def cfg_(make_cfg, **over):
     ("Does Acme have an improving operating margin profile as of 2022? If operating margin is not a useful metric "
      "for a company like this, then state that and explain why.", ("change", "up", [2021, 2022], "operating margin")),
     ("Did Acme's gross margin deteriorate in FY2022?", ("change", "down", [2021, 2022], "gross margin")),
+    # consistent within a band: the asked (or the pages') year and the two before it, filled in when answered
+    ("Are Acme's gross margins historically consistent (not fluctuating more than roughly 2% each year)? If gross "
+     "margins are not a relevant metric for a company like this, then please state that and explain why.",
+     ("steady", "steady", [None], "gross margin")),
 ])
 def test_recognised_shapes(question, row):
     r = recognise_bool(question, LEX).row()
@@ -69,6 +73,7 @@ def test_recognised_shapes(question, row):
     "Has Microsoft increased its debt on balance sheet?",  # no year: no change to compare
     "Was there any change in the number of Best Buy stores between Q2 of FY2024 and FY2023?",  # no operand
     "Did the company announce a share buyback plan in 2022?",
+    "Are Acme's gross margins historically consistent?",  # no band: how much is consistent is not said
 ])
 def test_not_recognised(question):
     assert recognise_bool(question, LEX) is None
@@ -130,3 +135,25 @@ def test_missing_figure_says_why_and_06_asks_the_model_as_before(make_cfg):
     with pytest.raises(RuntimeError, match="the model was asked"):  # flag off: 06 asks the model
         answer_pages(Model(), off, "boolean", q, [CtxPage(A, 60, BALANCE, 0, 1.0)], "USD", lambda t: len(t) // 4,
                      "Acme")
+
+
+INCOME = """# Consolidated Statement of Income
+
+Table: Consolidated Statement of Income — values in millions of USD
+| | 2022 | 2021 | 2020 |
+|---|---|---|---|
+| Net sales | 34,229 | 35,355 | 32,184 |
+| Cost of sales | (19,232) | (18,795) | (16,605) |
+| Operating income | 6,539 | 7,369 | 7,161 |
+"""
+
+
+@pytest.mark.parametrize("band,value", [(2, False), (3.5, True)])
+def test_margins_consistent_within_a_band_over_three_years(make_cfg, band, value):
+    q = f"Are Acme's gross margins historically consistent (not fluctuating more than roughly {band}% each year)?"
+    res = answer_computed_bool(cfg_(make_cfg), q, [CtxPage(A, 48, INCOME, 0, 1.0)], "USD", "Acme")
+    info = res["interpretation"]["computed"]
+    assert info["years"] == [2020, 2021, 2022]
+    # cost of sales counts without its parentheses: 48.4%, 46.8%, 43.8%; it moved 1.6 then 3.0 points
+    assert [round(m, 1) for m in info["moves"]] == [1.6, 3.0]
+    assert res["value"] is value

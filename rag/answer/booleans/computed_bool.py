@@ -14,7 +14,11 @@ Contracts:
     "decline", "drop", "fall", "reduce", "lower", "deteriorate", "worsen": the first such word), names two
     different fiscal years (or one: that year and the one before it, "an improving margin profile as of 2022"),
     and names a formula (no growth/span in it) or else an operand (the first the question names); the figure of
-    the later year is compared with the earlier one's.
+    the later year is compared with the earlier one's;
+  * ``steady``: the question asks whether a formula's figure is consistent, stable or steady (or fluctuates) and
+    says by how much ("not fluctuating more than roughly 2% each year"); the figure of the question's (latest)
+    fiscal year and the two before it (what an income statement prints): steady when no year moves more than that
+    from the one before (in percentage points for a share, else in percent of the earlier figure).
 - ``answer_computed_bool(cfg, question, pages, report_currency, company) -> dict | None``: None when no shape
   is recognised; else the ``rag.answer.fuse.answer_pages`` result shape. The value is True / False only when
   every figure was found (operands as :func:`rag.answer.computed.computed.find_operand` finds them: the asked year's
@@ -44,6 +48,10 @@ DOWN = (r"\b(?:decreas(?:e|ed|es|ing)|declin(?:e|ed|es|ing)|drop(?:s|ped|ping)?|
         r"reduc(?:e|ed|es|ing|tion)|lower|deteriorat(?:e|ed|es|ing|ion)|worsen(?:s|ed|ing)?)\b")
 _DIRECTION = re.compile(f"(?i)(?P<up>{UP})|(?P<down>{DOWN})")
 _SIGN = re.compile(r"(?i)\b(positive|negative)\b")
+_STEADY = re.compile(r"(?i)\b(?:(?P<steady>consistent|stable|steady)|(?P<moves>fluctuat|volatil))\w*")
+_BAND = re.compile(r"(?i)\b(?:more than|over|within|by)\s+(?:roughly|about|around|approximately|~)?\s*"
+                   r"(?P<band>\d+(?:\.\d+)?)\s*(?:%|percent(?:age points?)?|pp)")
+STEADY_YEARS = 3  # the years an income statement prints: the asked one and the two before it
 # Two years' figures read from different pages that differ this many times over are taken to be in different
 # units (a page whose "in millions" was not read), not a real change: no answer from them.
 SCALE_GAP = 100.0
@@ -51,16 +59,17 @@ SCALE_GAP = 100.0
 
 @dataclass
 class BoolAsk:
-    shape: str  # "sign" | "change"
-    want: str  # sign: "positive" | "negative"; change: "up" | "down"
-    years: tuple[int | None, ...]  # sign: (year,); change: (earlier, later)
+    shape: str  # "sign" | "change" | "steady"
+    want: str  # sign: "positive" | "negative"; change: "up" | "down"; steady: "steady" | "moves"
+    years: tuple[int | None, ...]  # sign: (year,); change: (earlier, later); steady: (latest,), filled in later
     formula: Formula | None = None  # the figure: a formula of the lexicon, else ...
     operand: str | None = None  # ... one operand
+    band: float | None = None  # steady: the most a year may move (percentage points for a share, else percent)
 
     def row(self) -> dict[str, Any]:
         return {"shape": self.shape, "want": self.want, "years": list(self.years),
                 "formula": self.formula.name if self.formula else None, "expression":
-                self.formula.expr if self.formula else self.operand}
+                self.formula.expr if self.formula else self.operand, **({"band": self.band} if self.band else {})}
 
 
 def _plain_formula(question: str, lexicon: Lexicon) -> Formula | None:
@@ -89,6 +98,10 @@ def recognise_bool(question: str, lexicon: Lexicon) -> BoolAsk | None:
     years = question_years(question)
     if m := _SIGN.search(question):
         return BoolAsk("sign", m.group(1).lower(), (max(years) if years else None,), formula, operand)
+    steady, band = _STEADY.search(question), _BAND.search(question)
+    if steady and band and formula is not None:
+        return BoolAsk("steady", "steady" if steady.group("steady") else "moves", (max(years) if years else None,),
+                       formula, None, float(band.group("band")))
     d = _DIRECTION.search(question)
     distinct = sorted(set(years))
     if len(distinct) == 1:  # "an improving operating margin profile as of 2022": that year against the one before
@@ -96,6 +109,13 @@ def recognise_bool(question: str, lexicon: Lexicon) -> BoolAsk | None:
     if d is None or len(distinct) != 2:
         return None
     return BoolAsk("change", "up" if d.group("up") else "down", (distinct[0], distinct[1]), formula, operand)
+
+
+def _move(before: float, after: float, ask: BoolAsk) -> float:
+    """How far a year moved from the one before: percentage points for a share, else percent of the earlier."""
+    if ask.formula is not None and ask.formula.unit == "share":
+        return abs(after - before) * 100
+    return abs(after - before) / abs(before) * 100 if before else math.inf
 
 
 def answer_computed_bool(cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
@@ -107,6 +127,8 @@ def answer_computed_bool(cfg: RunConfig, question: str, pages: list[CtxPage], re
         return None
     top, page_year = top_pages_and_year(cfg, pages)
     years = tuple(y if y is not None else page_year for y in ask.years)
+    if ask.shape == "steady" and years[0] is not None:
+        years = tuple(range(years[0] - STEADY_YEARS + 1, years[0] + 1))
     info: dict[str, Any] = {**ask.row(), "years": list(years), "pages_searched": [p.page for p in top]}
     found: dict[tuple[str, int], Operand] = {}  # the operands of the last look-up (the debug record's)
 
@@ -128,7 +150,7 @@ def answer_computed_bool(cfg: RunConfig, question: str, pages: list[CtxPage], re
         if any(y is None for y in years):
             raise Missing("year", None, "the question names no fiscal year and no page prints a dated table")
         figures = None
-        if ask.shape == "change":  # both years from one table first: one page states both in one unit
+        if ask.shape in ("change", "steady"):  # every year from one table first: one page states them in one unit
             for page in top:
                 try:
                     figures = figures_in([page])
@@ -139,7 +161,7 @@ def answer_computed_bool(cfg: RunConfig, question: str, pages: list[CtxPage], re
             figures = figures_in(top)
             pages_used = {(o.cand.sha1, o.cand.page) for o in found.values()}
             low, high = min(map(abs, figures)), max(map(abs, figures))
-            if ask.shape == "change" and len(pages_used) > 1 and low > 0 and high / low >= SCALE_GAP:
+            if ask.shape != "sign" and len(pages_used) > 1 and low > 0 and high / low >= SCALE_GAP:
                 raise Missing("scale", years[-1], f"the years' figures come from different pages and differ "
                               f"{high / low:.0f}-fold: {figures}")
         if any(math.isnan(x) or math.isinf(x) for x in figures):
@@ -149,6 +171,10 @@ def answer_computed_bool(cfg: RunConfig, question: str, pages: list[CtxPage], re
             raise Missing("currency", years[-1], f"operands in several currencies: {', '.join(sorted(currencies))}")
         if ask.shape == "sign":
             value = figures[0] > 0 if ask.want == "positive" else figures[0] < 0
+        elif ask.shape == "steady":
+            moves = [_move(a, b, ask) for a, b in zip(figures, figures[1:])]
+            info["moves"] = [round(m, 4) for m in moves]
+            value = (max(moves) <= ask.band) == (ask.want == "steady")
         else:
             change = figures[1] - figures[0]
             value = change > 0 if ask.want == "up" else change < 0
