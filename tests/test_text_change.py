@@ -84,3 +84,30 @@ def test_stage_06_answers_a_change_in_code_only_when_switched_on(make_cfg, on):
                        "How much has the effective tax rate of Acme changed between FY2021 and FY2022?",
                        [CtxPage(SHA, 73, TAXES, 0)], "USD", len, "Acme")
     assert (res["value"].startswith("The effective tax rate fell"), llm.calls) == ((True, 0) if on else (False, 1))
+
+
+AMOUNTS = """# Consolidated Statements of Operations
+
+Table: Consolidated Statements of Operations — values in millions of USD
+| | 2017 | 2018 | 2019 |
+|---|---|---|---|
+| Total net sales | 177,866 | 232,887 | 280,522 |
+| Income before income taxes | 3,806 | 11,261 | 13,976 |
+| Provision for income taxes | (769) | (1,197) | (2,374) |
+| Net income | 3,033 | 10,073 | 11,588 |
+"""
+
+
+@pytest.mark.parametrize("computed", [True, False])
+def test_a_rate_the_filing_does_not_print_is_computed_from_its_operands(make_cfg, computed):
+    cfg = make_cfg(overrides={"answer.computed_figures": computed})
+    res = answer_change(cfg, "How much has the effective tax rate of Acme changed between FY2018 and FY2019?",
+                        [CtxPage(SHA, 38, AMOUNTS, 0)], "USD", "Acme")
+    if not computed:  # no printed rate and no computing: the reader answers
+        assert res["value"] is None and "missing" in res["interpretation"]["change"]
+        return
+    # provision / income before taxes: 1,197 / 11,261 and 2,374 / 13,976
+    assert res["value"] == ("The effective tax rate rose from 10.6% in FY2018 to 17.0% in FY2019, an increase of 6.4 "
+                            "percentage points.")
+    assert res["interpretation"]["change"]["computed"]["formula"] == "effective tax rate"
+    assert [p.page for p in res["cited"]] == [38]

@@ -48,7 +48,7 @@ from ..core.records import AnswerRecord, RetrievalRecord
 from .common.submission import build_submission, write_submission
 from ..retrieve import routing_na_reason
 
-CODE_VERSION = "06-answer-15"  # 15: a yes/no asking whether a formula's figure is consistent within a band, over three years; 14: a caption row above a table's period row is header (its years date the columns); 13: a yes/no naming one year and a direction compares it with the year before; 12: a ranking among listed candidates reads a table with a row for each; 11: a headerless grid continues the dated grid above it on its page for every question, not only those naming a period; 10: a computed figure in another currency than asked is missing; 9: total rows of breakdowns, periods below grids, measures, heading rows (bold and plain), bullet columns, pence cells, counted nouns, qualifier penalty, parent entity notes, header text rows, the whole over its parts; 8: full entity names, named rows, statement bonus, per-share rows; 7: number candidates on all 10 pages, label qualifiers, notes columns, initialisms, prose range/name/change rules; 6: boolean P(true) from log-probabilities; 4: sentence candidates, N/A threshold, whole-word percentage questions; 5: unrouted/ambiguous questions N/A, names checked on pages
+CODE_VERSION = "06-answer-16"  # 16: a change between two years computed from a formula's operands when its figure is not printed; 15: a yes/no asking whether a formula's figure is consistent within a band, over three years; 14: a caption row above a table's period row is header (its years date the columns); 13: a yes/no naming one year and a direction compares it with the year before; 12: a ranking among listed candidates reads a table with a row for each; 11: a headerless grid continues the dated grid above it on its page for every question, not only those naming a period; 10: a computed figure in another currency than asked is missing; 9: total rows of breakdowns, periods below grids, measures, heading rows (bold and plain), bullet columns, pence cells, counted nouns, qualifier penalty, parent entity notes, header text rows, the whole over its parts; 8: full entity names, named rows, statement bonus, per-share rows; 7: number candidates on all 10 pages, label qualifiers, notes columns, initialisms, prose range/name/change rules; 6: boolean P(true) from log-probabilities; 4: sentence candidates, N/A threshold, whole-word percentage questions; 5: unrouted/ambiguous questions N/A, names checked on pages
 STAGE = stages.name_of("answer")  # this package's folder, from the registry (rag.core.stages)
 SUBMISSION = "submission.json"
 
@@ -161,7 +161,8 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
         from .names import events_version
 
         versions.append(events_version(cfg))
-    if cfg.answer.computed_figures and ("number" in kinds or "boolean" in kinds):  # its formula lexicon
+    if cfg.answer.computed_figures and ("number" in kinds or "boolean" in kinds or  # its formula lexicon
+                                        (cfg.answer.text_change and q.kind == "text")):  # a change's formula
         from .computed import lexicon_version
 
         versions.append(lexicon_version(cfg))

@@ -30,7 +30,6 @@ Contracts:
 """
 from __future__ import annotations
 
-import ast
 import math
 import re
 from dataclasses import dataclass
@@ -40,7 +39,7 @@ from ...core.config import RunConfig
 from ..computed.computed import Missing, Operand, evaluate, find_operand, operand_pages, top_pages_and_year
 from ..common.context import CtxPage
 from ..numbers.figures import NA
-from ..computed.formulas import METRIC, SPAN, Ask, Formula, Lexicon, lexicon_path, load_lexicon, question_years, recognise
+from ..computed.formulas import Ask, Formula, Lexicon, lexicon_path, load_lexicon, plain_formula, question_years
 
 UP = (r"\b(?:increas(?:e|ed|es|ing)|grow(?:s|n|ing|th)?|grew|r(?:i|o)se[ns]?|risen|rising|higher|"
       r"improv(?:e|ed|es|ing|ement))\b")
@@ -72,17 +71,6 @@ class BoolAsk:
                 self.formula.expr if self.formula else self.operand, **({"band": self.band} if self.band else {})}
 
 
-def _plain_formula(question: str, lexicon: Lexicon) -> Formula | None:
-    """The question's formula when it is a figure of one year (no growth over a named metric, no span)."""
-    ask = recognise(question, lexicon)
-    if ask is None:
-        return None
-    names = {n.id for n in ast.walk(ask.formula.tree) if isinstance(n, ast.Name)}
-    if METRIC in names or SPAN in names or "start" in ask.formula.expr:
-        return None
-    return ask.formula
-
-
 def _first_operand(question: str, lexicon: Lexicon) -> str | None:
     hits = [(m.start(), o.name) for o in lexicon.operands.values() for rx in o.asked
             for m in re.finditer(rx, question, re.I)]
@@ -91,7 +79,7 @@ def _first_operand(question: str, lexicon: Lexicon) -> str | None:
 
 def recognise_bool(question: str, lexicon: Lexicon) -> BoolAsk | None:
     """What a yes/no question asks in figures (module docstring), or None."""
-    formula = _plain_formula(question, lexicon)
+    formula = plain_formula(question, lexicon)
     operand = None if formula else _first_operand(question, lexicon)
     if formula is None and operand is None:
         return None

@@ -8,7 +8,8 @@ Contracts:
   fiscal year (the latest year it names; None: the pages' report year), the span (an N-year average, a CAGR
   or a change between two named years), percent asked ("%", "percent"), decimals asked ("round ... to two
   decimal places") and the money scale asked ("USD millions"). None: no formula, or one needing a metric
-  (growth, CAGR) whose metric the question does not name.
+  (growth, CAGR) whose metric the question does not name. ``plain_formula(question, lexicon)``: its formula when
+  that is a figure of one year (no growth, no span), else None.
 """
 from __future__ import annotations
 
@@ -204,3 +205,15 @@ def recognise(question: str, lexicon: Lexicon) -> Ask | None:
     sm = _MONEY_SCALE.search(question) if formula.unit == "money" else None
     return Ask(formula, year, start, average, metric, bool(_PERCENT.search(question)),
                _num(d.group(1)) if d else None, _SCALES[sm.group(1).lower()] if sm else None)
+
+
+def plain_formula(question: str, lexicon: Lexicon) -> Formula | None:
+    """The question's formula when it is a figure of one year (no growth over a named metric, no span): what a
+    yes/no or a change between two years compares across years."""
+    ask = recognise(question, lexicon)
+    if ask is None:
+        return None
+    names = {n.id for n in ast.walk(ask.formula.tree) if isinstance(n, ast.Name)}
+    if METRIC in names or SPAN in names or "start" in ask.formula.expr:
+        return None
+    return ask.formula

@@ -14,8 +14,12 @@ Contracts:
   metric as the number path finds them (:func:`rag.answer.numbers.figures.build_candidates` for "What is the
   <metric>?" with each year as ``period_year``; a candidate scores at least ``answer.figure_min_score``), both from
   one page first (the first page in rank order that has both), else the best of each from any pages when they are
-  in one unit. The answer states both figures as printed, which year is which and the change: in percentage points
-  between two rates, else the difference and the change in percent. Cited: the figures' pages. The
+  in one unit. Where a year's figure is not printed and the metric is a formula of the lexicon (with
+  ``answer.computed_figures``; :func:`rag.answer.computed.formulas.plain_formula`, "effective tax rate": income tax
+  over income before taxes), both years are computed from their operands as a computed figure is
+  (:func:`rag.answer.computed.computed.find_operand`). The answer states both figures (as printed, or computed:
+  a share in percent to one decimal), which year is which and the change: in percentage points between two rates,
+  else the difference and the change in percent. Cited: the figures' (or operands') pages. The
   :func:`rag.answer.fuse.answer_pages` result shape (``interpretation["change"]``); None when the question asks no
   change or a year's figure is missing (the reader answers then, the record says why).
 """
@@ -27,7 +31,8 @@ from typing import Any
 
 from ...core.config import RunConfig
 from ..common.context import CtxPage
-from ..computed.formulas import question_years
+from ..computed.computed import Missing, Operand, evaluate, find_operand, operand_pages, top_pages_and_year
+from ..computed.formulas import Ask, lexicon_path, load_lexicon, plain_formula, question_years
 from ..numbers.candidate import Candidate
 from ..numbers.figures import build_candidates
 
@@ -81,18 +86,61 @@ def _pair(cfg: RunConfig, ask: ChangeAsk, pages: list[CtxPage], currency: str | 
     return a, b
 
 
-def _words(a: Candidate, b: Candidate, ask: ChangeAsk) -> str:
+@dataclass(frozen=True)
+class Figure:
+    """One year's figure as the answer states it."""
+    value: float
+    shown: str  # "17.8%", "35,355"
+    percent: bool  # a rate: its change is in percentage points
+    factor: int = 1  # the printed figure's scale (an amount's difference is shown in it)
+    unit: str = ""
+    decimals: int = 1
+
+
+def _printed(c: Candidate) -> Figure:
+    return Figure(c.value, _shown(c), c.unit == "%", c.factor, "" if c.unit == "%" else c.unit, _decimals(c.printed))
+
+
+def _computed(cfg: RunConfig, question: str, ask: ChangeAsk, pages: list[CtxPage], currency: str | None,
+              company: str) -> tuple[list[Figure], list[CtxPage], dict[str, Any]] | str:
+    """Both years' figures of the lexicon's formula for the metric, computed from their operands."""
+    lexicon = load_lexicon(lexicon_path(cfg))
+    formula = plain_formula(question, lexicon)
+    if formula is None:
+        return "no formula of the lexicon names it"
+    top, page_year = top_pages_and_year(cfg, pages)
+    found: dict[tuple[str, int], Operand] = {}
+
+    def lookup(name: str, y: int) -> float:
+        if (name, y) not in found:
+            found[name, y] = find_operand(cfg, lexicon, name, y, top, currency, company, page_year)
+        return found[name, y].value
+
+    try:
+        values = [evaluate(Ask(formula, y), lookup, y) for y in ask.years]
+    except Missing as e:
+        return f"{formula.name}: operand {e.operand} ({e.year}) missing: {e.why}"
+    except ZeroDivisionError as e:
+        return f"{formula.name}: {e}"
+    share = formula.unit == "share"
+    figures = [Figure(v * 100, f"{v * 100:.1f}%", True) if share else Figure(v, f"{v:,.2f}", False, decimals=2)
+               for v in values]
+    return figures, operand_pages(found, top), {"formula": formula.name, "expression": formula.expr,
+                                                "operands": [o.row() for o in found.values()]}
+
+
+def _words(a: Figure, b: Figure, ask: ChangeAsk) -> str:
     (y0, y1), diff = ask.years, b.value - a.value
     way = "rose" if diff > 0 else "fell" if diff < 0 else "was unchanged"
-    start = f"The {ask.metric} {way} from {_shown(a)} in FY{y0} to {_shown(b)} in FY{y1}"
+    start = f"The {ask.metric} {way} from {a.shown} in FY{y0} to {b.shown} in FY{y1}"
     if diff == 0:
         return start.replace(" from ", " at ", 1).split(" to ")[0] + f" and FY{y1}."
     kind = "an increase" if diff > 0 else "a decrease"
-    if a.unit == "%":
+    if a.percent:
         return f"{start}, {kind} of {abs(diff):.1f} percentage points."
     pct = f" ({abs(diff) / abs(a.value) * 100:.1f}%)" if a.value else ""
     unit = f" (in {a.unit})" if a.unit else ""
-    return f"{start}{unit}, {kind} of {abs(diff) / a.factor:,.{_decimals(a.printed)}f}{pct}."
+    return f"{start}{unit}, {kind} of {abs(diff) / a.factor:,.{a.decimals}f}{pct}."
 
 
 def _shown(c: Candidate) -> str:
@@ -113,10 +161,19 @@ def answer_change(cfg: RunConfig, question: str, pages: list[CtxPage], report_cu
         return None
     info: dict[str, Any] = {"metric": ask.metric, "years": list(ask.years)}
     found = _pair(cfg, ask, pages, report_currency, company)
-    if isinstance(found, str):
+    if not isinstance(found, str):
+        a, b = found
+        info["figures"] = [a.row(), b.row()]
+        figures = [_printed(a), _printed(b)]
+        cited = [p for p in pages if any(p.sha1 == c.sha1 and p.page == c.page for c in (a, b))]
+    elif not cfg.answer.computed_figures:
         return {"value": None, "calls": [], "interpretation": {"change": {**info, "missing": found}}}
-    a, b = found
-    info["figures"] = [a.row(), b.row()]
-    cited = [p for p in pages if any(p.sha1 == c.sha1 and p.page == c.page for c in (a, b))]
-    return {"value": _words(a, b, ask), "cited": cited, "calls": [], "interpretation": {"change": info},
-            "answering_part": cited}
+    else:
+        computed = _computed(cfg, question, ask, pages, report_currency, company)
+        if isinstance(computed, str):
+            return {"value": None, "calls": [], "interpretation": {"change": {**info, "missing": found,
+                                                                              "computed": computed}}}
+        figures, cited, info["computed"] = computed
+        info["printed_missing"] = found
+    return {"value": _words(figures[0], figures[1], ask), "cited": cited, "calls": [],
+            "interpretation": {"change": info}, "answering_part": cited}
