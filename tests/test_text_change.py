@@ -2,14 +2,12 @@
 figures (``answer.text_change``)."""
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from rag.answer.common.context import CtxPage
 from rag.answer.fuse import answer_pages
 from rag.answer.text.change import ChangeAsk, answer_change, change_ask
-from rag.models.base import LLMResult, Usage
+from rag.models.base import FakeLLM
 
 SHA = "e" * 40
 # The income-tax note's reconciliation: the effective rate beside the statutory one, years newest first.
@@ -64,26 +62,19 @@ def test_a_missing_year_leaves_the_reader_and_says_why(make_cfg):
     assert res["value"] is None and "2019" in res["interpretation"]["change"]["missing"]
 
 
-class FreeLLM:
-    model = "fake"
-
-    def __init__(self):
-        self.calls = 0
-
-    def complete(self, messages, schema=None, **params):
-        self.calls += 1
-        body = {"step_by_step_analysis": "", "reasoning_summary": "", "relevant_pages": [1],
-                "final_answer": "The statutory rate was 21%."}
-        return LLMResult(value=schema.model_validate(body), raw=json.dumps(body), model=self.model, usage=Usage())
+def _free_llm() -> FakeLLM:
+    """The reader's free answer (what runs when the change is not answered in code)."""
+    return FakeLLM(lambda messages, schema: {"step_by_step_analysis": "", "reasoning_summary": "",
+                                             "relevant_pages": [1], "final_answer": "The statutory rate was 21%."})
 
 
 @pytest.mark.parametrize("on", [True, False])
 def test_stage_06_answers_a_change_in_code_only_when_switched_on(make_cfg, on):
-    llm = FreeLLM()
+    llm = _free_llm()
     res = answer_pages(llm, make_cfg(overrides={"answer.text_change": on}), "text",
                        "How much has the effective tax rate of Acme changed between FY2021 and FY2022?",
                        [CtxPage(SHA, 73, TAXES, 0)], "USD", len, "Acme")
-    assert (res["value"].startswith("The effective tax rate fell"), llm.calls) == ((True, 0) if on else (False, 1))
+    assert (res["value"].startswith("The effective tax rate fell"), len(llm.calls)) == ((True, 0) if on else (False, 1))
 
 
 AMOUNTS = """# Consolidated Statements of Operations
