@@ -37,7 +37,12 @@ Table: Net sales — values in millions of USD
     ("How much did Acme's net sales grow between 2021 and 2022?", "Acme", ChangeAsk("net sales", (2021, 2022))),
     ("How much has the effective tax rate of Acme changed in FY2022?", "Acme", None),  # one year
     ("What was Acme's effective tax rate in FY2021 and FY2022?", "Acme", None),  # no change asked
-    ("Which segment grew between 2021 and 2022?", "", ChangeAsk("which segment", (2021, 2022))),
+    ("Which segment grew the most between 2021 and 2022?", "", None),  # a ranking
+    ("What drove the change in Acme's operating margin between FY2021 and FY2022?", "Acme", None),  # a cause
+    # the template's closing sentence is no cause question
+    ("What is the change in Acme's operating margin between FY2021 and FY2022? If operating margin is not a useful "
+     "metric for a company like this, then state that and explain why.", "Acme",
+     ChangeAsk("operating margin", (2021, 2022))),
 ])
 def test_a_change_between_two_years_and_its_metric(question, company, ask):
     assert change_ask(question, company) == ask

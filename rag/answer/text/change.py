@@ -8,8 +8,9 @@ exactly; the change is arithmetic.
 Contracts:
 - ``change_ask(question, company) -> ChangeAsk | None``: an open question asking for a change (a change word:
   changed, increased, decreased, grew, declined...) between two named fiscal years, with the figure it asks about
-  (``metric``: the question's words less the company, the years, the change words and the question words, "the
-  effective tax rate"). None otherwise, or when no metric words are left.
+  (``metric``: its first sentence's words less the company, the years, the change words and the question words,
+  "the effective tax rate"). None otherwise, when no metric words are left, or when its first sentence asks which or
+  who (a ranking, not one figure's change) or why (drove, drivers, reasons, causes, factors, explain: a cause).
 - ``answer_change(cfg, question, pages, report_currency, company) -> dict | None``: both years' figures of the
   metric as the number path finds them (:func:`rag.answer.numbers.figures.build_candidates` for "What is the
   <metric>?" with each year as ``period_year``; a candidate scores at least ``answer.figure_min_score``), both from
@@ -39,6 +40,8 @@ from ..numbers.figures import build_candidates
 _CHANGED = re.compile(r"\b(?:chang(?:e|ed|es|ing)|increas(?:e|ed|es|ing)|decreas(?:e|ed|es|ing)|gr[eo]wn?|grow(?:s|th)?|"
                       r"declin(?:e|ed|es|ing)|r[io]sen?|f[ae]ll(?:en)?|drop(?:ped)?|mov(?:e|ed))\b", re.I)
 _YEARS = re.compile(r"\b(?:fiscal\s+(?:year\s+)?|FY\s?'?)?(?:19|20)?\d\d\b(?:\s+fiscal\s+(?:year|period))?", re.I)
+_OTHER_ASK = re.compile(r"\b(?:which|who|why|drove|driv(?:e|en|er|ers|ing)|reasons?|caus(?:e|ed|es)|factors?|"
+                        r"explain\w*)\b", re.I)  # in the first sentence: a ranking or a cause, not a change's size
 _FILLER = re.compile(r"\b(?:how|much|by|what|was|were|is|are|has|have|had|did|does|do|the|a|an|its|their|in|of|for|"
                      r"from|to|between|and|over|during|period|year|years|fiscal|amount|value)\b|[?,.'’]", re.I)
 
@@ -51,10 +54,11 @@ class ChangeAsk:
 
 def change_ask(question: str, company: str = "") -> ChangeAsk | None:
     """See module docstring."""
-    years = sorted(set(question_years(question)))
-    if len(years) != 2 or not _CHANGED.search(question):
+    first = question.split("?")[0]  # the ask itself; a template's closing sentence ("If ... explain why.") is not
+    years = sorted(set(question_years(first)))
+    if len(years) != 2 or not _CHANGED.search(first) or _OTHER_ASK.search(first):
         return None
-    rest = question
+    rest = first
     if company.strip():
         rest = re.sub(re.escape(company.strip()) + r"(?:'s|’s|')?", " ", rest, flags=re.I)
     rest = _CHANGED.sub(" ", _YEARS.sub(" ", rest))
