@@ -2,6 +2,7 @@
 stays tuning-only, the imported files stay what its source gives, and a printed gold figure is on its pages."""
 from __future__ import annotations
 
+import csv
 import json
 import re
 
@@ -27,10 +28,8 @@ def test_every_question_is_about_a_tuning_half_company():
 
 
 def test_the_imported_files_are_the_source_mapped_and_fb_dev_s_filings():
-    sha1_by_doc = {}
-    for line in (GEN / "subset.csv").read_text().splitlines()[1:]:
-        sha1, *_, file, _aliases = next(iter([re.split(r",(?=(?:[^\"]*\"[^\"]*\")*[^\"]*$)", line)]))
-        sha1_by_doc[file.removesuffix(".pdf")] = sha1
+    with open(GEN / "subset.csv", newline="", encoding="utf-8") as f:
+        sha1_by_doc = {r["file"].removesuffix(".pdf"): r["sha1"] for r in csv.DictReader(f)}
     mapped = [map_question(q, sha1_by_doc) for q in _source()]
     assert json.loads((GEN / "questions.json").read_text()) == [m.question_json(sha1_by_doc) for m in mapped]
     assert json.loads((GEN / "answers.json").read_text()) == {m.text: m.gold_json() for m in mapped}
