@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.config import RunConfig
-from ..computed.computed import Missing, Operand, evaluate, find_operand, operand_pages, top_pages_and_year
+from ..computed.computed import Missing, Operand, evaluate, operand_lookup, operand_pages, top_pages_and_year
 from ..common.context import CtxPage
 from ..numbers.figures import NA
 from ..computed.formulas import Ask, Formula, Lexicon, lexicon_path, load_lexicon, plain_formula, question_years
@@ -123,12 +123,7 @@ def answer_computed_bool(cfg: RunConfig, question: str, pages: list[CtxPage], re
     def figures_in(within: list[CtxPage]) -> list[float]:
         """Every year's figure from ``within`` alone; fills a fresh ``found``."""
         found.clear()
-
-        def lookup(name: str, y: int) -> float:
-            if (name, y) not in found:
-                found[name, y] = find_operand(cfg, lexicon, name, y, within, report_currency, company, page_year)
-            return found[name, y].value
-
+        lookup = operand_lookup(cfg, lexicon, within, report_currency, company, page_year, found)
         if ask.formula is not None:
             return [evaluate(Ask(ask.formula, y), lookup, y) for y in years]  # type: ignore[arg-type]
         return [lookup(ask.operand, y) for y in years]  # type: ignore[arg-type]

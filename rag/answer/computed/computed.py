@@ -13,6 +13,8 @@ Contracts:
   (``answer.figure_min_score``) and the best-scoring pick as table candidates. A table row must match the
   operand's label patterns (or :data:`rag.answer.numbers.figures.LABEL_ALIASES` of its phrase); rows under a section
   or in a table its ``avoid`` patterns name are refused (a balance-sheet item's change in a cash-flow statement).
+- ``operand_lookup(cfg, lexicon, pages, ..., found) -> lookup``: ``lookup(name, year)`` for :func:`evaluate`, each
+  operand found once and recorded in ``found``.
 - ``evaluate(ask, lookup) -> float``: the expression (only + - * / **, numbers, operand names, prev / avg /
   start) evaluated in code, averaged over the span's years for an N-year average; ``lookup(name, year)``
   gives each operand's value or raises :class:`Missing`. ``present(ask, x) -> (value, unit)``: x100 for a
@@ -102,6 +104,19 @@ def find_operand(cfg: RunConfig, lexicon: Lexicon, name: str, year: int, pages: 
                "score": round(kept[1].score, 3)} if len(kept) > 1 else None)
     value = abs(float(best.value)) if spec.absolute else float(best.value)
     return Operand(name, year, best, value, runner)
+
+
+def operand_lookup(cfg: RunConfig, lexicon: Lexicon, pages: list[CtxPage], report_currency: str | None,
+                   company: str, page_year: int | None,
+                   found: dict[tuple[str, int], Operand]) -> Callable[[str, int], float]:
+    """``lookup(name, year) -> value`` for :func:`evaluate`: each operand found once (:func:`find_operand` over
+    ``pages``) and kept in ``found`` (the caller's record of what was read); raises :class:`Missing`."""
+    def lookup(name: str, y: int) -> float:
+        if (name, y) not in found:
+            found[name, y] = find_operand(cfg, lexicon, name, y, pages, report_currency, company, page_year)
+        return found[name, y].value
+
+    return lookup
 
 
 # ---- arithmetic -------------------------------------------------------------------------------------------
@@ -197,12 +212,7 @@ def answer_computed(cfg: RunConfig, question: str, pages: list[CtxPage], report_
     year = ask.year or page_year
     info: dict[str, Any] = {**ask.row(), "year": year, "pages_searched": [p.page for p in top], "operands": []}
     found: dict[tuple[str, int], Operand] = {}
-
-    def lookup(name: str, y: int) -> float:
-        if (name, y) not in found:
-            found[name, y] = find_operand(cfg, lexicon, name, y, top, report_currency, company, page_year)
-        return found[name, y].value
-
+    lookup = operand_lookup(cfg, lexicon, top, report_currency, company, page_year, found)
     value: Any = NA
     try:
         if year is None:

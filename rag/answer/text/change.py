@@ -32,7 +32,7 @@ from typing import Any
 
 from ...core.config import RunConfig
 from ..common.context import CtxPage
-from ..computed.computed import Missing, Operand, evaluate, find_operand, operand_pages, top_pages_and_year
+from ..computed.computed import Missing, Operand, evaluate, operand_lookup, operand_pages, top_pages_and_year
 from ..computed.formulas import Ask, lexicon_path, load_lexicon, plain_formula, question_years
 from ..numbers.candidate import Candidate
 from ..numbers.figures import build_candidates
@@ -114,12 +114,7 @@ def _computed(cfg: RunConfig, question: str, ask: ChangeAsk, pages: list[CtxPage
         return "no formula of the lexicon names it"
     top, page_year = top_pages_and_year(cfg, pages)
     found: dict[tuple[str, int], Operand] = {}
-
-    def lookup(name: str, y: int) -> float:
-        if (name, y) not in found:
-            found[name, y] = find_operand(cfg, lexicon, name, y, top, currency, company, page_year)
-        return found[name, y].value
-
+    lookup = operand_lookup(cfg, lexicon, top, currency, company, page_year, found)
     try:
         values = [evaluate(Ask(formula, y), lookup, y) for y in ask.years]
     except Missing as e:
