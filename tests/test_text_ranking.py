@@ -9,7 +9,8 @@ import pytest
 
 from rag.answer.common.context import CtxPage
 from rag.answer.fuse import answer_pages
-from rag.answer.text.ranking import Ask, answer_ranking, ranking_ask, row_groups
+from rag.answer.text.ranking import Ask, answer_ranking, ranking_ask
+from rag.answer.text.row_groups import row_groups
 from rag.models.base import LLMResult, Usage
 
 SHA = "f" * 40
@@ -195,7 +196,7 @@ Adjustments printed between the grids
 
 
 def test_listed_candidates_are_read_from_the_question():
-    from rag.answer.text.ranking import Listed, listed_candidates
+    from rag.answer.text.row_groups import Listed, listed_candidates
 
     q = "Among operations, investing, and financing activities, which brought in the most (or lost the least) cash?"
     assert listed_candidates(q) == Listed((("operat",), ("invest",), ("financ",)), "activities")
@@ -206,7 +207,7 @@ def test_listed_candidates_are_read_from_the_question():
 
 
 def test_a_listed_ranking_reads_one_row_per_candidate_across_a_split_statement(make_cfg):
-    from rag.answer.text.ranking import listed_candidates, listed_groups
+    from rag.answer.text.row_groups import listed_candidates, listed_groups
 
     q = "Among operations, investing, and financing activities, which brought in the most cash flow in FY2024?"
     page = CtxPage(SHA, 37, STATEMENT, 0)
@@ -221,7 +222,7 @@ def test_a_listed_ranking_reads_one_row_per_candidate_across_a_split_statement(m
 
 
 def test_a_list_no_table_prints_whole_falls_back_to_the_groups(make_cfg):
-    from rag.answer.text.ranking import listed_candidates, listed_groups
+    from rag.answer.text.row_groups import listed_candidates, listed_groups
 
     q = "Among operations, investing, and dividends, which brought in the most cash flow in FY2024?"
     assert listed_groups(CtxPage(SHA, 37, STATEMENT, 0), listed_candidates(q)) == []

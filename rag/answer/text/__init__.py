@@ -11,9 +11,9 @@ and the others (interpret drops the others with ``answer.text_figures_on_pages``
 Modules: :mod:`.grounding` (figures checked against the pages), :mod:`.evidence_lines` (the numbered candidate
 lines), :mod:`.evidence_math` (facts computed from the picked rows), :mod:`.text_evidence` (pick, compute, write),
 :mod:`.text_kind`, :mod:`.ranking` (``answer_ranking``: which table row ranks first, in code, with
-``answer.text_ranking``), :mod:`.registered` (``answer_registered``: the securities a cover's 12(b) table registers,
-with ``answer.text_registered``), :mod:`.change` (``answer_change``: how much a figure changed between two years,
-in code, with ``answer.text_change``). Imports :mod:`rag.answer.common`, :mod:`rag.answer.computed` and
+``answer.text_ranking``; the row groups it reads: :mod:`.row_groups`), :mod:`.registered` (``answer_registered``:
+the securities a cover's 12(b) table registers, with ``answer.text_registered``), :mod:`.change`
+(``answer_change``: how much a figure changed between two years, in code, with ``answer.text_change``). Imports :mod:`rag.answer.common`, :mod:`rag.answer.computed` and
 :mod:`rag.answer.numbers` of the stage.
 """
 from .change import answer_change

@@ -11,16 +11,8 @@ Contracts:
   largest, highest, best / least, lowest, smallest, worst) outside the company's name ("Best Buy");
   ``by_change`` when it asks about a change or a performance (growth, decline, increase... or "perform"); the
   most of a decrease ("the biggest drop", "declined the most") is the smallest change; None otherwise.
-- ``row_groups(page) -> [Group]``: the tables of a clean page cut into groups of sibling rows: a row without a
-  figure starts a new group (its label is the group's ``section``, "Domestic:"), a total row ends one and is not
-  a member; rows without a letter in their label are left out.
-- ``listed_candidates(question) -> Listed | None``: the candidates a question lists after "among" ("operations,
-  investing, and financing activities": stems operat, invest, financ and the noun they share, "activities"); None
-  when it lists fewer than two.
-- ``listed_groups(page, listed) -> [Group]``: per table of the page (one without a year in its headers, of the
-  width of the dated one above it, continues that one) that has, for every candidate, a row naming it
-  (its stem, no other candidate's, and the shared noun when there is one), one group of those rows: the last such
-  row per candidate (a section's total closes it).
+- The groups of rows a table offers (``row_groups``, ``listed_candidates``, ``listed_groups``):
+  :mod:`rag.answer.text.row_groups`.
 - ``answer_ranking(cfg, question, pages, company) -> dict | None``: the groups of the first
   ``answer.text_ranking_pages`` pages with at least 2 rows that have the figures (the first value cell, and for a
   change the second, one printed figure each), each scored by the question's topic words
@@ -42,53 +34,29 @@ Contracts:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ...core.config import RunConfig
 from ..common.context import CtxPage
 from ..common.focus import _segment_terms, topic_terms_for
-from ..common.md_tables import column_year, parse_tables
+from ..common.md_tables import column_year
 from ..common.printed import parse_printed
 from ..computed.formulas import question_years
 from .evidence_math import CHANGE, LEAST, MOST
+from .row_groups import Group, listed_candidates, listed_groups, row_groups
 
 PERFORM = re.compile(r"\bperform", re.I)  # "performed the best": a performance is a change over the period
 DECREASE = re.compile(r"\b(drop|declin|decreas|fell|fall|shr[iau]nk|contract)", re.I)  # "the biggest drop"
-TOTAL = re.compile(r"^\s*(?:total|net total|grand total)\b|\btotals?\s*$", re.I)
 _ONE_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
-_HEADING = re.compile(r"^#+\s+(.+)$", re.M)
 LABEL_CREDIT = 0.5  # a question word only among the row labels: a filter ("domestic") more than the rows' kind
 SHOWN = 6  # groups kept in the debug record, best first
-LABEL_CHARS = 60  # a long row label is cut here in a group's description
 
 
 @dataclass(frozen=True)
 class Ask:
     least: bool  # the smallest (lowest, worst) rather than the largest
     by_change: bool  # ranked by the change between two columns, not by one column's figure
-
-
-@dataclass
-class Group:
-    page: CtxPage
-    title: str
-    section: str
-    heading: str  # the page's first heading ("CONSOLIDATED BALANCE SHEETS"), "" when none
-    columns: list[str]  # header text of each value column
-    rows: list[tuple[str, list[str]]] = field(default_factory=list)  # (label, value cells)
-
-    def describe(self) -> str:
-        """Where the rows are printed, then their labels: what the embedder and the debug record see."""
-        where = [w for w in (self.heading, self.title, self.section) if w]
-        where = [w for i, w in enumerate(where) if w not in where[:i]]
-        labels = "; ".join(_cut(label) for label, _ in self.rows)
-        return f"{' > '.join(where)}: {labels}"
-
-
-def _cut(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 3].rstrip() + "..."
 
 
 def ranking_ask(question: str, company: str = "") -> Ask | None:
@@ -109,105 +77,6 @@ def _figure(cell: str) -> float | None:
         return None
     p = parse_printed(cell)
     return None if p is None else p.value
-
-
-def row_groups(page: CtxPage) -> list[Group]:
-    """See module docstring."""
-    out: list[Group] = []
-    m = _HEADING.search(page.text)
-    heading = _cut(m.group(1).strip()) if m else ""
-    for t in parse_tables(page.text):
-        columns, title = t.value_columns(), t.plain_title()
-        group = Group(page, title, "", heading, columns)
-        for r in t.rows:
-            if not r:
-                continue
-            label, cells = r[0].strip(), [c.strip() for c in r[1:]]
-            if not any(re.search(r"\d", c) for c in cells):  # a section heading row ("Domestic:", "Liabilities")
-                out.append(group)
-                group = Group(page, title, label.rstrip(":"), heading, columns)
-                continue
-            if TOTAL.search(label):  # a total closes its rows; it is no member of them
-                out.append(group)
-                group = Group(page, title, "", heading, columns)
-                continue
-            if re.search(r"[A-Za-z]", label):
-                group.rows.append((label, cells))
-        out.append(group)
-    return [g for g in out if g.rows]
-
-
-_AMONG = re.compile(r"\bamong\s+(?:the\s+)?(?P<items>[^?.;:]+)", re.I)
-_LIST_SPLIT = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", re.I)
-_STEM = 6  # letters a candidate and a label word share: "operations" and "operating" (operat)
-_WORD = re.compile(r"[A-Za-z]+")
-_FILLER = {"the", "its", "their", "our", "his", "her", "a", "an"}
-
-
-@dataclass(frozen=True)
-class Listed:
-    stems: tuple[tuple[str, ...], ...]  # per candidate the stems of its words, lower case ("north", "americ")
-    noun: str  # the words the last candidate adds, shared by all ("activities"), "" when none
-
-
-def listed_candidates(question: str) -> Listed | None:
-    """See module docstring."""
-    m = _AMONG.search(question)
-    if not m:
-        return None
-    items = [i for i in _LIST_SPLIT.split(m.group("items").strip()) if i]
-    # The list ends where a clause starts ("..., which brought in the most"): cut at the first clause word.
-    for n, item in enumerate(items):
-        if re.match(r"(?:which|what|who|brought|had|has|was|is|did)\b", item, re.I):
-            items = items[:n]
-            break
-    words = [[w for w in _WORD.findall(i) if w.lower() not in _FILLER] for i in items]
-    if len(words) < 2 or any(not w for w in words):
-        return None
-    noun = ""
-    if all(len(w) == 1 for w in words[:-1]) and len(words[-1]) > 1:
-        # "operations, investing, and financing activities": one word each, the last with the noun they share
-        noun, words[-1] = " ".join(words[-1][1:]).lower(), words[-1][:1]
-    stems = tuple(tuple(w[:_STEM].lower() for w in ws) for ws in words)
-    return Listed(stems, noun) if len(set(stems)) == len(stems) else None
-
-
-def _names(label: str, stems: tuple[str, ...]) -> bool:
-    words = [w.lower() for w in _WORD.findall(label)]
-    return all(any(w.startswith(s) for w in words) for s in stems)
-
-
-def _logical_tables(page: CtxPage) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(title, value column headers, rows) per table of the page, a table without a year in its headers and of the
-    width of the dated one above it joined to that one (the parser split a statement at a text line)."""
-    out: list[tuple[str, list[str], list[list[str]]]] = []
-    for t in parse_tables(page.text):
-        cols = t.value_columns()
-        dated = any(column_year(c) for c in cols)
-        if out and not dated and len(cols) == len(out[-1][1]) and any(column_year(c) for c in out[-1][1]):
-            out[-1][2].extend(t.rows)
-            continue
-        out.append((t.plain_title(), cols, list(t.rows)))
-    return out
-
-
-def listed_groups(page: CtxPage, listed: Listed) -> list[Group]:
-    """See module docstring."""
-    out: list[Group] = []
-    m = _HEADING.search(page.text)
-    heading = _cut(m.group(1).strip()) if m else ""
-    for title, cols, rows in _logical_tables(page):
-        last: dict[tuple[str, ...], tuple[str, list[str]]] = {}
-        for r in rows:
-            if not r or not any(re.search(r"\d", c) for c in r[1:]):
-                continue
-            label = r[0].strip()
-            hits = [s for s in listed.stems if _names(label, s)]
-            if len(hits) == 1 and (not listed.noun or listed.noun in label.lower()):
-                last[hits[0]] = (label, [c.strip() for c in r[1:]])
-        if len(last) == len(listed.stems):
-            out.append(Group(page, title, "", heading, cols, [last[s] for s in listed.stems]))
-    return out
 
 
 def _column(group: Group, question: str) -> int:
@@ -274,8 +143,10 @@ def answer_ranking(cfg: RunConfig, question: str, pages: list[CtxPage], company:
         return None
     listed = listed_candidates(question)
     shown_pages = pages[: cfg.answer.text_ranking_pages]
-    ranked = [(g, rows) for p in shown_pages for g in (listed_groups(p, listed) if listed else [])
-              if len(rows := _ranked(g, ask, question)) == len(listed.stems)]
+    ranked = []
+    if listed:  # a table with a row for every candidate the question lists
+        ranked = [(g, rows) for p in shown_pages for g in listed_groups(p, listed)
+                  if len(rows := _ranked(g, ask, question)) == len(listed.stems)]
     from_list = bool(ranked)
     if not ranked:  # no table has a row for every listed candidate (or none listed): every group of rows
         ranked = [(g, rows) for p in shown_pages for g in row_groups(p) if len(rows := _ranked(g, ask, question)) >= 2]
