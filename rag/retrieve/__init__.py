@@ -122,8 +122,10 @@ def given_filing(cfg: RunConfig, q: Question) -> str:
     return q.filing if cfg.retrieve.given_filing else ""
 
 
-def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> RetrievalRecord:
-    """The 05_retrieve record of one question (routing, sub-questions, reranked candidates, usage)."""
+def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None,
+                      usable: list | None = None) -> RetrievalRecord:
+    """The 05_retrieve record of one question (routing, sub-questions, reranked candidates, usage). ``usable``:
+    :func:`usable_reports`, when the caller has read it already (the stage reads it once per run)."""
     from .rerank import rerank
 
     t0 = time.perf_counter()
@@ -131,7 +133,7 @@ def retrieve_question(cfg: RunConfig, q: Question, ds: Dataset, llm=None) -> Ret
     subs = split_comparative(q.text, q.kind, ds.reports, given)
     content = None
     if not subs and by_content_on(cfg, q):  # no company named: the filing whose text answers it best
-        content = route_by_content(cfg, q.text, usable_reports(cfg, ds))
+        content = route_by_content(cfg, q.text, usable if usable is not None else usable_reports(cfg, ds))
         subs = {content.sha1: q.text} if content else {}
     usages: list[Usage] = []
     candidates: dict[str, list[CandidatePage]] = {}
@@ -180,11 +182,13 @@ def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataF
     items = []
     routing = Counter(routing_status(q.text, q.kind, ds.reports, given_filing(cfg, q))
                       for q in ds.questions)  # for the manifest
+    usable: list | None = None  # the reports done upstream: read once, when a question is routed by content
     for q in ds.questions:
         routed = route(q.text, ds.reports, given_filing(cfg, q))
         content = not routed and by_content_on(cfg, q)
         if content:  # routed by content in work(): every filing it may pick
-            routed = [r.sha1 for r in content_candidates(q.text, usable_reports(cfg, ds))]
+            usable = usable if usable is not None else usable_reports(cfg, ds)
+            routed = [r.sha1 for r in content_candidates(q.text, usable)]
         upstream, why = _upstream(cfg, routed)
         items.append(Item(q.qid, question_key(cfg, q, routed, companies, upstream, content), (record_file(q.qid),),
                           (q, routed), blocked=why, inputs=_inputs(cfg, routed)))
@@ -198,7 +202,7 @@ def run_retrieve(cfg: RunConfig, ds: Dataset, progress: bool = True) -> pd.DataF
             llm = get_llm(cfg)  # one client per process (thread-safe registry), wherever the item runs
         from ..index import embed_precision  # stage 04 (imported late, as search.py does)
 
-        rec = retrieve_question(cfg, q, ds, llm=llm)
+        rec = retrieve_question(cfg, q, ds, llm=llm, usable=usable)
         embedded = pool_tokens(rec) > 0  # dense search embedded (or read cached) chunks here: name the dtype
         return Result(files={record_file(q.qid): Json(rec.model_dump(mode="json"))},
                       info={"reports": [r.sha1 for r in rec.routed], "seconds": rec.seconds,
