@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from rag.core.dataset import load_dataset  # noqa: E402
 from rag.evaluate.financebench import load_meta, score_run  # noqa: E402
-from rag.retrieve.filing import NON_GAAP, question_doc_type, question_periods  # noqa: E402
+from rag.retrieve.periods import NON_GAAP, question_doc_type, question_periods  # noqa: E402
 from rag.retrieve.names import normalize_tokens  # noqa: E402
 from rag.retrieve.route import route_filings  # noqa: E402
 

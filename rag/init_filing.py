@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import date
 
-from .retrieve.filing import MONTH_DATE, month_date
+from .retrieve.periods import MONTH_DATE, month_date
 
 FILING_PAGES = 3  # the cover page names the form and the period; a table of contents follows
 _MONTH = MONTH_DATE

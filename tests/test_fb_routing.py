@@ -14,7 +14,8 @@ from rag.core.dataset import DatasetError, Question, Report, load_dataset
 from rag.evaluate.financebench import routing_accuracy, score_run, setting_row
 from rag.init_aliases import aliases_cell, company_aliases, cover_tickers, registrant_name
 from rag.retrieve import given_filing
-from rag.retrieve.filing import choose_filings, question_periods
+from rag.retrieve.filing import choose_filings
+from rag.retrieve.periods import question_periods
 from rag.retrieve.route import route, route_filings, routing_status
 
 

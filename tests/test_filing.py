@@ -5,7 +5,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from rag.retrieve.filing import choose_filings, question_doc_type, question_periods
+from rag.retrieve.filing import choose_filings
+from rag.retrieve.periods import question_doc_type, question_periods
 from rag.retrieve.route import route, route_filings, routing_status
 
 

@@ -1,12 +1,8 @@
 """Pick the filing(s) of one company a question means, from the periods and document type it names.
 
 Contract:
-- ``question_periods(text) -> list[Period]``: every period the question names, in order: fiscal quarters
-  ("Q2 of FY2024", "Q2 2023", "Q2'2023", "Q22023", "FY2023Q1", "second quarter of fiscal 2024"), fiscal years
-  ("FY2018", "FY 2022", "FY21", "fiscal 2019", "fiscal year 2020", "2021 fiscal") marked ``strong``, bare years
-  ("in 2022", "as of 2022") not strong, and dates ("May 26, 2023").
-- ``question_doc_type(text) -> str | None``: a document type the question names ("10-K", "annual report" ->
-  "10-K"; "10-Q", "quarterly report" -> "10-Q"; "8-K"; "earnings release"/"earnings report").
+- What a question names (``question_periods``, ``question_doc_type``, ``NON_GAAP``) and a filing's own period:
+  :mod:`rag.retrieve.periods`.
 - ``choose_filings(text, filings) -> FilingChoice``: ``filings`` are one company's reports (objects with
   ``sha1``, ``period``, ``doc_type``: rag.core.dataset.Report). Returns the chosen sha1s (primary first)
   and a one-line ``why``. Rules, in order:
@@ -35,60 +31,17 @@ Contract:
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import date
 from typing import Sequence
+
+from .periods import MONTH_YEAR, MONTHS, NON_GAAP, Period, parse_period, question_doc_type, question_periods
 
 ANNUAL_TYPES = ("10-K", "annual report")
 EVENT_TYPES = ("8-K", "earnings release")
 ANNUAL_COVERS = 2  # a 10-K's income and cash-flow statements print the year and the two before it
 QUARTER_COVERS = 1  # a 10-Q's balance sheet prints the previous fiscal year end
 DATE_WINDOW_DAYS = 45  # an 8-K is filed within days of its event; a release within weeks of its quarter
-
-_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
-                                         "nov", "dec"), 1)}
-_ORD = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
-_YEAR = r"((?:19|20)\d{2}|'?\d{2})"
-_FY = r"(?:fy|fiscal(?:\s+year)?)"
-_QUARTER_RES = (
-    re.compile(r"\b(?:" + _FY + r"\s*)?((?:19|20)\d{2})\s*[-']?\s*q([1-4])\b", re.I),  # FY2023Q1, 2023 Q1
-    re.compile(r"\bq([1-4])\s*(?:of\s+)?(?:" + _FY + r"\s*)?'?\s*((?:19|20)\d{2}|\d{2})\b", re.I),  # Q2 of FY2024
-    re.compile(r"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\s+(?:of\s+)?(?:"
-               + _FY + r"\s*)?'?((?:19|20)\d{2})\b", re.I),
-)
-_STRONG_YEAR = re.compile(r"\b" + _FY + r"\s*'?\s*((?:19|20)\d{2}|\d{2})\b(?!\s*-?\s*q[1-4])|\b((?:19|20)\d{2})\s+fiscal\b", re.I)
-_BARE_YEAR = re.compile(r"(?<![\d$.,])((?:19|20)\d{2})(?![\d,%])")
-# "May 26, 2023", "Sept. 3 2023": month, day, year groups (also read by rag.init_filing).
-MONTH_DATE = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2}),?\s+((?:19|20)\d{2})"
-_DATE = re.compile(r"\b" + MONTH_DATE + r"\b", re.I)
-# "3 March 2023", "3rd of March, 2023" (day first) and "2023-03-03" (ISO): how an 8-K is often named.
-_DATE_DMY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
-                       r"[a-z]*\.?,?\s+((?:19|20)\d{2})\b", re.I)
-_DATE_ISO = re.compile(r"\b((?:19|20)\d{2})-(\d{2})-(\d{2})\b")
-# "May 2023" (no day): an 8-K or release named by its month.
-_MONTH_YEAR = re.compile(r"(?<!\d\s)\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,?\s+((?:19|20)\d{2})\b", re.I)
-# Adjusted / non-GAAP figures are printed in the earnings release (its reconciliation tables), not the 10-Q.
-NON_GAAP = re.compile(r"(?<![\w-])(?:adjusted|non-?\s?gaap)\b", re.I)
-_DOC_TYPE_RES = (("10-Q", re.compile(r"\b10-?q\b|\bquarterly\s+(?:report|filing)\b", re.I)),
-                 ("10-K", re.compile(r"\b10-?k\b|\bannual\s+(?:report|filing)\b", re.I)),
-                 ("8-K", re.compile(r"\b8-?k\b", re.I)),
-                 ("earnings release", re.compile(r"\bearnings\s+(?:release|report|announcement)\b|\bpress\s+release\b", re.I)))
-
-
-@dataclass(frozen=True)
-class Period:
-    year: int  # fiscal year (of the quarter), or the date's year
-    quarter: int = 0  # 1..4 for a fiscal quarter
-    day: date | None = None  # a dated event
-    strong: bool = True  # written as a fiscal period (FY2018, Q2 2023, a date), not a bare year
-    text: str = ""
-
-    @property
-    def label(self) -> str:
-        if self.day:
-            return self.day.isoformat()
-        return f"{self.year}Q{self.quarter}" if self.quarter else f"FY{self.year}"
 
 
 @dataclass(frozen=True)
@@ -97,89 +50,14 @@ class FilingChoice:
     why: str
 
 
-def month_date(m: re.Match, first: int = 1) -> date | None:
-    """The date of a MONTH_DATE match whose month group is ``first``; None for an impossible date."""
-    try:
-        return date(int(m.group(first + 2)), _MONTHS[m.group(first).lower()[:3]], int(m.group(first + 1)))
-    except ValueError:
-        return None
-
-
-def _year(s: str) -> int:
-    s = s.lstrip("'")
-    return int(s) if len(s) == 4 else 2000 + int(s)
-
-
-def question_periods(text: str) -> list[Period]:
-    """Every period named in ``text`` (see the module contract), in order of appearance."""
-    found: list[tuple[int, int, Period]] = []  # (start, end, period)
-
-    def free(s: int, e: int) -> bool:
-        return not any(s < fe and fs < e for fs, fe, _ in found)
-
-    for m in _DATE.finditer(text):
-        d = month_date(m)
-        if d is None:
-            continue
-        found.append((m.start(), m.end(), Period(year=d.year, day=d, text=m.group(0))))
-    for rx, order in ((_DATE_DMY, "dmy"), (_DATE_ISO, "iso")):
-        for m in rx.finditer(text):
-            if not free(m.start(), m.end()):
-                continue
-            try:
-                d = (date(int(m.group(3)), _MONTHS[m.group(2).lower()[:3]], int(m.group(1))) if order == "dmy"
-                     else date(int(m.group(1)), int(m.group(2)), int(m.group(3))))
-            except ValueError:
-                continue
-            found.append((m.start(), m.end(), Period(year=d.year, day=d, text=m.group(0))))
-    for i, rx in enumerate(_QUARTER_RES):
-        for m in rx.finditer(text):
-            if not free(m.start(), m.end()):
-                continue
-            a, b = m.group(1), m.group(2)
-            if i == 0:
-                year, q = _year(a), int(b)
-            elif i == 1:
-                year, q = _year(b), int(a)
-            else:
-                year, q = _year(b), _ORD[a.lower()]
-            found.append((m.start(), m.end(), Period(year=year, quarter=q, text=m.group(0))))
-    for m in _STRONG_YEAR.finditer(text):
-        if free(m.start(), m.end()):
-            found.append((m.start(), m.end(), Period(year=_year(m.group(1) or m.group(2)), text=m.group(0))))
-    for m in _BARE_YEAR.finditer(text):
-        if free(m.start(), m.end()):
-            found.append((m.start(), m.end(), Period(year=int(m.group(1)), strong=False, text=m.group(0))))
-    return [p for _, _, p in sorted(found, key=lambda f: f[0])]
-
-
-def question_doc_type(text: str) -> str | None:
-    """The document type the question names, or None."""
-    for doc_type, rx in _DOC_TYPE_RES:
-        if rx.search(text):
-            return doc_type
-    return None
-
-
-def _parse_period(period: str) -> Period | None:
-    """A subset.csv period ("2018", "2024Q2", "2023-05-05") as a Period; None when empty."""
-    if not period:
-        return None
-    if m := re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", period):
-        return Period(year=int(m.group(1)), day=date(*map(int, m.groups())))
-    if m := re.fullmatch(r"(\d{4})Q([1-4])", period):
-        return Period(year=int(m.group(1)), quarter=int(m.group(2)))
-    return Period(year=int(period)) if period.isdigit() else None
-
-
 def _is_annual(f) -> bool:
-    p = _parse_period(f.period)
+    p = parse_period(f.period)
     return f.doc_type in ANNUAL_TYPES or (not f.doc_type and p is not None and not p.quarter and not p.day)
 
 
 def _covers(f, p: Period) -> bool:
     """Whether filing ``f`` prints period ``p`` (its own period or a comparative one)."""
-    fp = _parse_period(f.period)
+    fp = parse_period(f.period)
     if fp is None:
         return False
     if _is_annual(f):
@@ -194,15 +72,15 @@ def _label(f) -> str:
 
 
 def _annual_for_year(annual: list, year: int) -> tuple[object | None, str]:
-    exact = [f for f in annual if _parse_period(f.period).year == year]
+    exact = [f for f in annual if parse_period(f.period).year == year]
     if exact:
         return exact[-1], "its annual filing"
-    later = sorted((f for f in annual if year < _parse_period(f.period).year <= year + ANNUAL_COVERS),
-                   key=lambda f: _parse_period(f.period).year)
+    later = sorted((f for f in annual if year < parse_period(f.period).year <= year + ANNUAL_COVERS),
+                   key=lambda f: parse_period(f.period).year)
     if later:
         return later[0], f"no filing of that year; the earliest later annual filing prints it as a comparative year"
     if annual:
-        f = min(annual, key=lambda f: (abs(_parse_period(f.period).year - year), -_parse_period(f.period).year))
+        f = min(annual, key=lambda f: (abs(parse_period(f.period).year - year), -parse_period(f.period).year))
         return f, "no filing covers that year; the closest annual filing"
     return None, ""
 
@@ -211,14 +89,14 @@ def _filing_for(p: Period, pool: list, annual: list, release_first: bool = False
     """The filing of period ``p``: its own quarter's filing, else its annual filing (or a later one printing
     it), else any filing printing it (a 10-Q of that fiscal year)."""
     if p.quarter and p.quarter != 4:
-        hits = [f for f in pool if (_parse_period(f.period).year, _parse_period(f.period).quarter) == (p.year, p.quarter)]
-        # The 10-Q before the release; an adjusted / non-GAAP figure: the release (rag.retrieve.filing.NON_GAAP).
+        hits = [f for f in pool if (parse_period(f.period).year, parse_period(f.period).quarter) == (p.year, p.quarter)]
+        # The 10-Q before the release; an adjusted / non-GAAP figure: the release (rag.retrieve.periods.NON_GAAP).
         hits.sort(key=lambda f: f.doc_type != ("earnings release" if release_first else "10-Q"))
         if hits:
             return hits[0], "the filing of that quarter" + (" (adjusted / non-GAAP: its earnings release)"
                                                            if release_first and hits[0].doc_type == "earnings release" else "")
-    exact = [f for f in annual if _parse_period(f.period).year == p.year]
-    later = [f for f in annual if p.year < _parse_period(f.period).year <= p.year + ANNUAL_COVERS]
+    exact = [f for f in annual if parse_period(f.period).year == p.year]
+    later = [f for f in annual if p.year < parse_period(f.period).year <= p.year + ANNUAL_COVERS]
     if exact or later:
         return _annual_for_year(annual, p.year)
     covering = [f for f in pool if _covers(f, p)]
@@ -241,7 +119,7 @@ def only_filing_of_period(text: str, filings: Sequence) -> FilingChoice | None:
     for p in question_periods(text):
         if not (p.day or p.quarter in (1, 2, 3)):
             continue
-        hits = [f for f in filings if (fp := _parse_period(getattr(f, "period", "") or "")) is not None
+        hits = [f for f in filings if (fp := parse_period(getattr(f, "period", "") or "")) is not None
                 and (fp.quarter or fp.day) and _covers(f, p)]
         own += [(p, f) for f in hits if all(f is not g for _, g in own)]
     if len(own) != 1:
@@ -255,12 +133,12 @@ def only_filing_of_period(text: str, filings: Sequence) -> FilingChoice | None:
 def choose_filings(text: str, filings: Sequence) -> FilingChoice:
     """The filing(s) ``text`` means among one company's ``filings`` (see the module contract)."""
     filings = list(filings)
-    dated = [f for f in filings if _parse_period(f.period) is not None]
+    dated = [f for f in filings if parse_period(f.period) is not None]
     if len(filings) <= 1 or not dated:
         why = "one filing" if len(filings) <= 1 else "the filings carry no period: all of them are searched"
         return FilingChoice(tuple(f.sha1 for f in filings), why)
-    dated.sort(key=lambda f: (_parse_period(f.period).year, _parse_period(f.period).quarter or 5,
-                              _parse_period(f.period).day or date.min))
+    dated.sort(key=lambda f: (parse_period(f.period).year, parse_period(f.period).quarter or 5,
+                              parse_period(f.period).day or date.min))
     want_type = question_doc_type(text)
     typed = [f for f in dated if f.doc_type == want_type] if want_type else []
     pool = typed or dated
@@ -273,15 +151,15 @@ def choose_filings(text: str, filings: Sequence) -> FilingChoice:
     named = [p for p in periods if any(_covers(f, p) for f in dated)] or [p for p in periods if p.strong] or periods
     primary, why = None, ""
     for p in sorted((p for p in named if p.day), key=lambda p: p.day, reverse=True):
-        hits = [f for f in pool if _parse_period(f.period).day and _covers(f, p)]
+        hits = [f for f in pool if parse_period(f.period).day and _covers(f, p)]
         if hits:
-            primary = min(hits, key=lambda f: _parse_period(f.period).day)
+            primary = min(hits, key=lambda f: parse_period(f.period).day)
             why = f"the question's date {p.day.isoformat()} -> {_label(primary)}"
             break
-    if primary is None and typed and want_type in EVENT_TYPES and (m := _MONTH_YEAR.search(text)):
+    if primary is None and typed and want_type in EVENT_TYPES and (m := MONTH_YEAR.search(text)):
         # "the 8-K from May 2023": the event filings dated in that month (the latest of them)
-        month = (int(m.group(2)), _MONTHS[m.group(1).lower()[:3]])
-        hits = [f for f in typed if (d := _parse_period(f.period).day) and (d.year, d.month) == month]
+        month = (int(m.group(2)), MONTHS[m.group(1).lower()[:3]])
+        hits = [f for f in typed if (d := parse_period(f.period).day) and (d.year, d.month) == month]
         if hits:  # the month names the filing itself: no second filing for its year
             return FilingChoice((hits[-1].sha1,), f"the question's month {m.group(0)!r} -> {_label(hits[-1])}")
     if primary is None and named:
