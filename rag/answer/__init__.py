@@ -162,7 +162,7 @@ def question_key(cfg: RunConfig, q: Question, retrieval_key: str) -> str:
 
         versions.append(events_version(cfg))
     if cfg.answer.computed_figures and ("number" in kinds or "boolean" in kinds or  # its formula lexicon
-                                        (cfg.answer.text_change and q.kind == "text")):  # a change's formula
+                                        ((cfg.answer.text_change or cfg.answer.text_drivers) and q.kind == "text")):  # a change's formula
         from .computed import lexicon_version
 
         versions.append(lexicon_version(cfg))

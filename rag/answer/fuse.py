@@ -83,6 +83,13 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
         changed = answer_change(cfg, question, pages, report_currency, company)
         if changed is not None and changed["value"] is not None:
             return changed
+    drove = None
+    if kind == "text" and cfg.answer.text_drivers:  # "what drove X's change": the change and the filing's causes
+        from .text import answer_drivers
+
+        drove = answer_drivers(cfg, question, pages, report_currency, company)
+        if drove is not None and drove["value"] is not None:
+            return drove
     computed: dict[str, Any] | None = None
     solve = _computed_answerer(kind) if cfg.answer.computed_figures else None
     if solve is not None:  # a ratio, margin, growth... (number) or a figure's sign / change (boolean), in code
@@ -93,8 +100,9 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
     res = _answer_pages(llm, cfg, kind, question, pages, report_currency, counter, company)
     if ranked is not None:  # no table printed enough of the question's words: the free answer, the groups on record
         res["interpretation"] = {**(res["interpretation"] or {}), **ranked["interpretation"]}
-    if changed is not None:  # a year's figure missing: the free answer, why on record
-        res["interpretation"] = {**(res["interpretation"] or {}), **changed["interpretation"]}
+    for other in (changed, drove):  # a year's figure or a cause sentence missing: the free answer, why on record
+        if other is not None:
+            res["interpretation"] = {**(res["interpretation"] or {}), **other["interpretation"]}
     if computed is not None:  # the formula was recognised, an operand missing: say why beside the answer
         res["interpretation"] = {**(res["interpretation"] or {}), "computed": computed}
     return res

@@ -86,6 +86,9 @@ KEY_RULES: dict[str, dict[str, Any]] = {
                "text_registered": ("added_as", False),
                # Changes between two years computed in code (issue 48): off is how every run answered before it existed.
                "text_change": ("added_as", False),
+               # What drove a change, the filing's cause sentences quoted (issue 48): off is how every run answered before.
+               "text_drivers": ("added_as", False),
+               "text_drivers_pages": ("unused_when", "text_drivers", False),
                **{f: ("unused_when", "text_ranking", False) for f in ("text_ranking_pages", "text_ranking_min_terms")},
                **{f: ("unused_when", "text_from_evidence", False)
                   for f in ("text_evidence_pages", "text_evidence_lines", "text_evidence_tokens")},

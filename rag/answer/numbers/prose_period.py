@@ -1,7 +1,7 @@
 """Where and when a figure in prose is (stage 06, rag.answer.numbers.prose): a page's sentences outside its tables,
 the year a sentence dates a figure to, the report's period-end year, and the dollar a bare "$" means.
 
-Contract: ``page_sentences(text)``: the sentences with a digit, Markdown table rows and "Table:" lines left out;
+Contract: ``page_sentences(text, figures_only=True)``: the sentences (with a digit), Markdown table rows and "Table:" lines left out;
 ``year_of(sentence, a, b)``: the period year of the figure at ``sentence[a:b]`` (the year the words right
 after it name, else the last one before it, else the first after it; None); ``page_year(pages)``: the
 tables' ``report_year``, else the latest period-end year the sentences name; ``report_dollar(pages,
@@ -22,8 +22,9 @@ _SENTENCE = re.compile(r"(?<=[.;!?])\s+(?=[A-Z(\"'“])")
 YEAR = re.compile(r"(?<![\w.,$€£])((?:19|20)\d\d)(?!\d|[.,]\d|\s?%)")
 
 
-def page_sentences(text: str) -> list[str]:
-    """The page's sentences outside tables (Markdown rows and the clean stage's "Table:" lines skipped)."""
+def page_sentences(text: str, figures_only: bool = True) -> list[str]:
+    """The page's sentences outside tables (Markdown rows and the clean stage's "Table:" lines skipped); with
+    ``figures_only`` those printing a digit."""
     out: list[str] = []
     para: list[str] = []
     for line in (text or "").splitlines():
@@ -36,7 +37,7 @@ def page_sentences(text: str) -> list[str]:
         para.append(s.lstrip("#-*• ").strip())
     if para:
         out += _SENTENCE.split(" ".join(para))
-    return [s for s in out if any(c.isdigit() for c in s)]
+    return [s for s in out if not figures_only or any(c.isdigit() for c in s)]
 
 
 _YEAR_AFTER = re.compile(r"^[^.;\d]{0,30}?\b(?:in|for|during|at|as of|as at|of|by|ended|ending)\b[^.;\d]{0,25}?"

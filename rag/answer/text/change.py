@@ -122,13 +122,14 @@ def _computed(cfg: RunConfig, question: str, ask: ChangeAsk, pages: list[CtxPage
     except ZeroDivisionError as e:
         return f"{formula.name}: {e}"
     share = formula.unit == "share"
-    figures = [Figure(v * 100, f"{v * 100:.1f}%", True) if share else Figure(v, f"{v:,.2f}", False, decimals=2)
+    figures = [Figure(round(v * 100, 1), f"{v * 100:.1f}%", True) if share else Figure(v, f"{v:,.2f}", False, decimals=2)
                for v in values]
     return figures, operand_pages(found, top), {"formula": formula.name, "expression": formula.expr,
                                                 "operands": [o.row() for o in found.values()]}
 
 
-def _words(a: Figure, b: Figure, ask: ChangeAsk) -> str:
+def change_words(a: Figure, b: Figure, ask: ChangeAsk) -> str:
+    """The sentence stating both years' figures, which year is which and the change."""
     (y0, y1), diff = ask.years, b.value - a.value
     way = "rose" if diff > 0 else "fell" if diff < 0 else "was unchanged"
     start = f"The {ask.metric} {way} from {a.shown} in FY{y0} to {b.shown} in FY{y1}"
@@ -152,27 +153,46 @@ def _decimals(printed: str) -> int:
     return len(m.group(1)) if m else 0
 
 
+def year_figures(cfg: RunConfig, question: str, ask: ChangeAsk, pages: list[CtxPage], report_currency: str | None,
+                 company: str = "", computed_first: bool = False
+                 ) -> tuple[list[Figure] | None, list[CtxPage], dict[str, Any]]:
+    """Both years' figures of ``ask.metric`` (printed, else computed from the lexicon's formula with
+    ``answer.computed_figures``; with ``computed_first`` the formula is tried first), the pages they cite and what
+    the record says of them; ``None`` figures (and why, in the record) when a year's figure is missing. What
+    :func:`answer_change` and the drivers' answer state."""
+    info: dict[str, Any] = {"metric": ask.metric, "years": list(ask.years)}
+    if computed_first and cfg.answer.computed_figures:
+        computed = _computed(cfg, question, ask, pages, report_currency, company)
+        if not isinstance(computed, str):
+            figures, cited, info["computed"] = computed
+            return figures, cited, info
+        info["computed"] = computed
+    found = _pair(cfg, ask, pages, report_currency, company)
+    if not isinstance(found, str):
+        a, b = found
+        info["figures"] = [a.row(), b.row()]
+        return [_printed(a), _printed(b)], [p for p in pages if any(p.sha1 == c.sha1 and p.page == c.page
+                                                                      for c in (a, b))], info
+    info["missing"] = found
+    if not cfg.answer.computed_figures or computed_first:
+        return None, [], info
+    computed = _computed(cfg, question, ask, pages, report_currency, company)
+    if isinstance(computed, str):
+        info["computed"] = computed
+        return None, [], info
+    figures, cited, info["computed"] = computed
+    info["printed_missing"] = info.pop("missing")
+    return figures, cited, info
+
+
 def answer_change(cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
                   company: str = "") -> dict[str, Any] | None:
     """See module docstring."""
     ask = change_ask(question, company)
     if ask is None:
         return None
-    info: dict[str, Any] = {"metric": ask.metric, "years": list(ask.years)}
-    found = _pair(cfg, ask, pages, report_currency, company)
-    if not isinstance(found, str):
-        a, b = found
-        info["figures"] = [a.row(), b.row()]
-        figures = [_printed(a), _printed(b)]
-        cited = [p for p in pages if any(p.sha1 == c.sha1 and p.page == c.page for c in (a, b))]
-    elif not cfg.answer.computed_figures:
-        return {"value": None, "calls": [], "interpretation": {"change": {**info, "missing": found}}}
-    else:
-        computed = _computed(cfg, question, ask, pages, report_currency, company)
-        if isinstance(computed, str):
-            return {"value": None, "calls": [], "interpretation": {"change": {**info, "missing": found,
-                                                                              "computed": computed}}}
-        figures, cited, info["computed"] = computed
-        info["printed_missing"] = found
-    return {"value": _words(figures[0], figures[1], ask), "cited": cited, "calls": [],
+    figures, cited, info = year_figures(cfg, question, ask, pages, report_currency, company)
+    if figures is None:
+        return {"value": None, "calls": [], "interpretation": {"change": info}}
+    return {"value": change_words(figures[0], figures[1], ask), "cited": cited, "calls": [],
             "interpretation": {"change": info}, "answering_part": cited}
