@@ -235,10 +235,10 @@ class AnswerConfig(_Frozen):
                            "both years' table figures, in code (rag.answer.text.change; measured: RESULTS.md).")
     # "What drove operating margin change as of FY2022?": the change computed, the filing's own cause sentences quoted.
     text_drivers: bool = Field(
-        False, description="Open (text) questions asking what drove a figure's change answered with both years' "
+        True, description="Open (text) questions asking what drove a figure's change answered with both years' "
                             "figures and the filing's sentences stating the cause, in code (rag.answer.text.drivers; "
                             "measured: RESULTS.md).")
-    text_drivers_pages: int = internal(5, ge=1, description="Retrieved pages whose sentences a drivers answer reads.")
+    text_drivers_pages: int = internal(10, ge=1, description="Retrieved pages whose sentences a drivers answer reads.")
     text_ranking_pages: int = internal(5, ge=1, description="Retrieved pages whose tables a ranking reads.")
     text_ranking_min_terms: float = internal(
         2.0, ge=0.0, description="Least score (question words its heading, title and section print; half for row "
