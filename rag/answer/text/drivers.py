@@ -22,7 +22,7 @@ Contracts:
   compared and no other; closest
   those opening with the figure's name first (the company's own figure, not a segment's),
   then closest in meaning to the question's first sentence (:func:`rag.index.query_cosines`), each once. A sentence
-  opening with "This" / "These" carries the sentence before it (and is checked with it). The answer: the change sentence, then the quoted
+  opening with "This" / "These" / "Increases were" ("For fiscal 2020, these decreases ...") carries the sentence before it (and is checked with it). The answer: the change sentence, then the quoted
   sentences with their pages; cited: the figures' and the sentences' pages. The
   :func:`rag.answer.fuse.answer_pages` result shape (``interpretation["drivers"]``); value None when the question
   asks no cause, a year's figure is missing (a metric the filing does not report: the reader says so) or no
@@ -53,7 +53,8 @@ _MOVED = re.compile(r"\b(?:increased|decreased|declined|improved|rose|fell|grew|
                     r"deteriorated|narrowed|widened|(?:was|were)\s+(?:up|down|higher|lower))\b", re.I)  # a change stated
 _OPENING = re.compile(r"^(?:(?:for|in)\s+(?:the\s+)?(?:fiscal\s+)?(?:year\s+)?(?:19|20)\d\d,?\s+)?"
                       r"(?:(?:our|the|total|consolidated)\s+)*", re.I)
-_ANAPHOR = re.compile(r"^(?:This|These|Such|The\s+(?:increase|decrease|decline|change|improvement)\s+(?:was|were|is)\b)")
+_ANAPHOR = re.compile(r"^(?:(?:for|in)\s+(?:fiscal\s+)?(?:year\s+)?(?:19|20)\d\d,\s+)?(?:this|these|such|(?:the\s+)?"
+                      r"(?:increases?|decreases?|declines?|changes?|improvements?)\s+(?:was|were|is|are))\b", re.I)
 
 
 def drivers_ask(question: str, company: str = "") -> ChangeAsk | None:
@@ -109,6 +110,9 @@ def _sentences(pages: list[CtxPage], names: list[re.Pattern], years: tuple[int, 
             if not _CAUSE.search(s):
                 continue
             if _ANAPHOR.match(s) and i:  # "This increase was primarily driven by ...": what increased is before it
+                if out and out[-1] == (sents[i - 1], page):  # quoted alone just before: now with its cause
+                    seen.discard(" ".join(sents[i - 1].lower().split()))
+                    out.pop()
                 s = f"{sents[i - 1]} {s}"
             if not _MOVED.search(s):
                 continue
