@@ -14,13 +14,15 @@ Contracts:
 - The groups of rows a table offers (``row_groups``, ``listed_candidates``, ``listed_groups``):
   :mod:`rag.answer.text.row_groups`.
 - ``answer_ranking(cfg, question, pages, company) -> dict | None``: the groups of the first
-  ``answer.text_ranking_pages`` pages with at least 2 rows that have the figures (the first value cell, and for a
-  change the second, one printed figure each), each scored by the question's topic words
-  (:func:`rag.answer.common.focus.topic_terms_for`) it prints: 1 for each in where it is printed (the page's first
-  heading, the table's title, the section), LABEL_CREDIT for each only in its row labels. Ties: for a change a
+  ``answer.text_ranking_pages`` pages (row groups and classes across subtotals, :func:`class_groups`; only those on
+  a statement page 05 added for a statement the question names, "in its Balance Sheet", when any has rows) with at
+  least 2 rows that have the figures (the first value cell, and for a change the second, one printed figure each),
+  each scored by the question's topic words (:func:`rag.answer.common.focus.topic_terms_for`) it prints: 1 for
+  each in where it is printed (the page's first heading, the table's title, the section, the statement 05 found
+  the page to be), LABEL_CREDIT for each only in its row labels. Ties: for a change a
   group of amounts before a group of rates, then the embedder's cosine between the group and the question
   (:func:`rag.index.query_cosines`), then the page's rank. The best group is taken when its score is at least
-  ``answer.text_ranking_min_terms``. Its rows (only those the question names, when it names two or more; those
+  ``answer.text_ranking_min_terms``; a class group scoring as much and holding all its rows replaces it. Its rows (only those the question names, when it names two or more; those
   of the group's more common unit) are ranked by the first value column (the question's year's column when a
   header names it) or, for a change, by the change from the next column to it (in percent; a rate's in
   percentage points). The answer names the first row, its figures and the rows it was ranked among, citing the
@@ -43,8 +45,9 @@ from ..common.focus import _segment_terms, topic_terms_for
 from ..common.md_tables import column_year
 from ..common.printed import parse_printed
 from ..computed.formulas import question_years
+from ...retrieve.statements import asked_statements
 from .evidence_math import CHANGE, LEAST, MOST
-from .row_groups import Group, listed_candidates, listed_groups, row_groups
+from .row_groups import Group, class_groups, listed_candidates, listed_groups, row_groups
 
 PERFORM = re.compile(r"\bperform", re.I)  # "performed the best": a performance is a change over the period
 DECREASE = re.compile(r"\b(drop|declin|decreas|fell|fall|shr[iau]nk|contract)", re.I)  # "the biggest drop"
@@ -121,8 +124,14 @@ def _is_percent(rows: list[tuple[str, list[str], float]]) -> bool:
     return bool(rows) and _percent(rows[0][1][0])
 
 
+def _where(group: Group) -> str:
+    """Where the group is printed: the page's heading, the table's title, the section; and the statement 05 found
+    the page to be ("balance sheet"), which a page's text may not name."""
+    return " ".join((group.heading, group.title, group.section, group.page.statement.replace("_", " ")))
+
+
 def _score(group: Group, terms: tuple[str, ...]) -> float:
-    where = _segment_terms(" ".join((group.heading, group.title, group.section)), terms)
+    where = _segment_terms(_where(group), terms)
     labels = _segment_terms(" ".join(label for label, _ in group.rows), terms)
     return len(where) + LABEL_CREDIT * len(labels - where)
 
@@ -131,7 +140,7 @@ def _named(rows: list[tuple[str, list[str], float]], group: Group,
            terms: tuple[str, ...]) -> list[tuple[str, list[str], float]]:
     """The rows the question names ("among operations, investing and financing activities"), when it names at
     least two: those whose label prints a question word that the group's heading, title and section do not."""
-    where = _segment_terms(" ".join((group.heading, group.title, group.section)), terms)
+    where = _segment_terms(_where(group), terms)
     named = [r for r in rows if _segment_terms(r[0], terms) - where]
     return named if len(named) >= 2 else rows
 
@@ -149,7 +158,11 @@ def answer_ranking(cfg: RunConfig, question: str, pages: list[CtxPage], company:
                   if len(rows := _ranked(g, ask, question)) == len(listed.stems)]
     from_list = bool(ranked)
     if not ranked:  # no table has a row for every listed candidate (or none listed): every group of rows
-        ranked = [(g, rows) for p in shown_pages for g in row_groups(p) if len(rows := _ranked(g, ask, question)) >= 2]
+        ranked = [(g, rows) for p in shown_pages for g in row_groups(p) + class_groups(p)
+                  if len(rows := _ranked(g, ask, question)) >= 2]
+        asked = set(asked_statements(cfg, question))
+        on_statement = [(g, rows) for g, rows in ranked if g.page.statement in asked]
+        ranked = on_statement or ranked  # "in its Balance Sheet": the statement 05 added, when it has rows
     if not ranked:
         return None
     from ...index import query_cosines
@@ -163,6 +176,12 @@ def answer_ranking(cfg: RunConfig, question: str, pages: list[CtxPage], company:
     seen = [{"describe": g.describe(), "page": g.page.page, "score": sc, "cos": round(c, 4)}
             for sc, c, g, _ in scored[:SHOWN]]
     score, _, group, rows = scored[0]
+    # A class across its subtotals ("Total current liabilities" ... "Total liabilities") holding the best group's
+    # rows, and printed where the question says as much, is the whole the question ranks.
+    wider = [x for x in scored if x[0] >= score and len(x[3]) > len(rows) and
+             {r[0] for r in rows} <= {r[0] for r in x[3]}]
+    if wider:
+        score, _, group, rows = max(wider, key=lambda x: len(x[3]))
     if score < cfg.answer.text_ranking_min_terms:
         return {"value": None, "calls": [], "interpretation": {"ranking": {"groups": seen, "taken": False}}}
     if not from_list:  # (a listed group holds the listed rows only)

@@ -12,6 +12,11 @@ Contracts:
   width of the dated one above it, continues that one) that has, for every candidate, a row naming it
   (its stem, no other candidate's, and the shared noun when there is one), one group of those rows: the last such
   row per candidate (a section's total closes it).
+- ``class_groups(page) -> [Group]``: the rows of one class across its subtotals: a subtotal ("Total current liabilities") and the rows after it, up to the class's
+  total ("Total liabilities") or the table's end with no section row between, are one group; its section names the
+  class ("liabilities"); a statement the parser split at a subtotal goes on in the next table, and a table without
+  a year in its headers takes those of the dated one above it of its width. Only groups of more
+  than one part (what :func:`row_groups` splits at the subtotal).
 - ``Group.describe()``: where the rows are printed, then their labels (what the embedder and the debug record see).
 """
 from __future__ import annotations
@@ -131,6 +136,58 @@ def _logical_tables(page: CtxPage) -> list[tuple[str, list[str], list[list[str]]
             out[-1][2].extend(t.rows)
             continue
         out.append((t.plain_title(), cols, list(t.rows)))
+    return out
+
+
+def _noun(total: str) -> str:
+    """The class a total row counts: its label's last word, lower case ("Total current liabilities": liabilities)."""
+    words = _WORD.findall(total)
+    return words[-1].lower() if len(words) > 1 else ""
+
+
+def class_groups(page: CtxPage) -> list[Group]:
+    """See module docstring."""
+    heading = _page_heading(page)
+    # (table title, columns, section, members, how the part ends: "section", "end" or the total row's label)
+    parts: list[tuple[str, list[str], str, list[tuple[str, list[str]]], str]] = []
+    dated: list[str] = []
+    for t in parse_tables(page.text):
+        title, cols = t.plain_title(), t.value_columns()
+        if any(column_year(c) for c in cols):
+            dated = cols
+        elif dated and len(cols) == len(dated):  # split from the dated statement above: its columns' years
+            cols = dated
+        section, members = "", []
+        for r in t.rows:
+            if not r:
+                continue
+            label, cells = r[0].strip(), [c.strip() for c in r[1:]]
+            if not any(re.search(r"\d", c) for c in cells):  # a section row
+                parts.append((title, cols, section, members, "section"))
+                section, members = label.rstrip(":"), []
+            elif TOTAL.search(label):
+                parts.append((title, cols, section, members, label))
+                section, members = "", []
+            elif re.search(r"[A-Za-z]", label):
+                members.append((label, cells))
+        parts.append((title, cols, section, members, "end"))
+    out: list[Group] = []
+    i = 0
+    while i < len(parts):
+        noun = _noun(parts[i][4]) if parts[i][4] not in ("section", "end") else ""
+        j = i
+        # after a subtotal of the noun ("Total current liabilities"): the parts up to its total ("Total
+        # liabilities"), or to the end of a table (the next table too when the subtotal closed the one before)
+        while noun and j + 1 < len(parts) and (_noun(parts[j + 1][4]) == noun or parts[j + 1][4] == "end"):
+            j += 1
+            if parts[j][4] == "end" and not parts[j][3]:
+                continue  # the subtotal was its table's last row: the statement goes on in the next table
+            if parts[j][4] == "end" or not re.search(r"\w+\s+\w+\s+" + noun, parts[j][4], re.I):
+                break  # a table's end, or the class's own total
+        joined = [m for part in parts[i: j + 1] for m in part[3]]
+        if sum(1 for part in parts[i: j + 1] if part[3]) > 1:
+            out.append(Group(page, parts[i][0], noun.capitalize(), heading, parts[i][1], joined))
+        i = max(j, i) + 1
     return out
 
 
