@@ -226,3 +226,50 @@ def test_a_list_no_table_prints_whole_falls_back_to_the_groups(make_cfg):
 
     q = "Among operations, investing, and dividends, which brought in the most cash flow in FY2024?"
     assert listed_groups(CtxPage(SHA, 37, STATEMENT, 0), listed_candidates(q)) == []
+
+
+# A balance sheet whose liabilities a subtotal splits, the non-current part in a table of its own without year headers
+# (the parser split the statement there), and a note's table naming liabilities too.
+SPLIT_BALANCE = """# December 31,
+
+Table: Liabilities and equity — values in millions of USD
+|  | 2022 | 2021 |
+|---|---|---|
+| Current liabilities |  |  |
+| Accounts payable | $ 2,117 | $ 780 |
+| Contract liabilities | 8,488 | 8,107 |
+| Total current liabilities | 15,887 | 13,997 |
+
+Table: values in millions of USD
+|  |  |  |
+|---|---|---|
+| Long-term debt, net | 15,429 | 11,670 |
+| Accrued pension liabilities | 5,472 | 8,319 |
+"""
+NOTE = """# NOTE 7. Supplemental Balance Sheet Information
+
+Table: Other liabilities — values in millions of USD
+|  | 2022 | 2021 |
+|---|---|---|
+| Employee benefits | 2,179 | 1,500 |
+| Deferred income taxes | 800 | 900 |
+| Total other liabilities | 2,979 | 2,400 |
+"""
+
+
+def test_a_class_goes_on_past_its_subtotal_and_into_a_table_split_from_it():
+    from rag.answer.text.row_groups import class_groups
+
+    (group,) = class_groups(CtxPage(SHA, 65, SPLIT_BALANCE, 0, statement="balance_sheet"))
+    assert group.section == "Liabilities" and group.columns == ["2022", "2021"]  # the dated table's years
+    assert [label for label, _ in group.rows] == ["Accounts payable", "Contract liabilities", "Long-term debt, net",
+                                                 "Accrued pension liabilities"]
+    assert class_groups(CtxPage(SHA, 98, BALANCE, 0)) == []  # no subtotal: the row groups are the classes
+
+
+def test_the_largest_liability_is_ranked_over_the_class_on_the_statement_the_question_names(make_cfg):
+    pages = [CtxPage(SHA, 68, NOTE, 0), CtxPage(SHA, 65, SPLIT_BALANCE, 1, statement="balance_sheet")]
+    res = answer_ranking(_cfg(make_cfg), "What was the largest liability in Acme's Balance Sheet in 2022?", pages,
+                         "Acme")
+    assert res["value"].startswith("Long-term debt, net: 15,429, the largest among Accounts payable")
+    assert res["interpretation"]["ranking"]["page"] == 65  # not the note's "Other liabilities"

@@ -145,6 +145,11 @@ def _noun(total: str) -> str:
     return words[-1].lower() if len(words) > 1 else ""
 
 
+def _subtotal(total: str, noun: str) -> bool:
+    """A total of part of the class: a word between "Total" and the class ("Total current liabilities")."""
+    return bool(re.search(r"\w+\s+\w+\s+" + re.escape(noun), total, re.I))
+
+
 def class_groups(page: CtxPage) -> list[Group]:
     """See module docstring."""
     heading = _page_heading(page)
@@ -175,6 +180,8 @@ def class_groups(page: CtxPage) -> list[Group]:
     i = 0
     while i < len(parts):
         noun = _noun(parts[i][4]) if parts[i][4] not in ("section", "end") else ""
+        if noun and not _subtotal(parts[i][4], noun):
+            noun = ""  # the class's own total ("Total liabilities"): nothing of it follows
         j = i
         # after a subtotal of the noun ("Total current liabilities"): the parts up to its total ("Total
         # liabilities"), or to the end of a table (the next table too when the subtotal closed the one before)
@@ -182,7 +189,7 @@ def class_groups(page: CtxPage) -> list[Group]:
             j += 1
             if parts[j][4] == "end" and not parts[j][3]:
                 continue  # the subtotal was its table's last row: the statement goes on in the next table
-            if parts[j][4] == "end" or not re.search(r"\w+\s+\w+\s+" + noun, parts[j][4], re.I):
+            if parts[j][4] == "end" or not _subtotal(parts[j][4], noun):
                 break  # a table's end, or the class's own total
         joined = [m for part in parts[i: j + 1] for m in part[3]]
         if sum(1 for part in parts[i: j + 1] if part[3]) > 1:
