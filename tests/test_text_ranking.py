@@ -273,3 +273,22 @@ def test_the_largest_liability_is_ranked_over_the_class_on_the_statement_the_que
                          "Acme")
     assert res["value"].startswith("Long-term debt, net: 15,429, the largest among Accounts payable")
     assert res["interpretation"]["ranking"]["page"] == 65  # not the note's "Other liabilities"
+
+
+# Segment sales with the older year on the left (as Amazon prints them), a share of the total beside each year.
+OLDER_FIRST = """# Segment Information
+
+Table: Net sales by segment — values in millions of USD
+|  | 2018 Net sales | 2018 % of total | 2019 Net sales | 2019 % of total |
+|---|---|---|---|---|
+| North America | 141,366 | 61 % | 170,773 | 61 % |
+| International | 65,866 | 28 % | 74,723 | 27 % |
+| AWS | 25,655 | 11 % | 35,026 | 12 % |
+"""
+
+
+def test_a_change_is_read_between_the_years_the_headers_name_with_the_same_words(make_cfg):
+    res = answer_ranking(_cfg(make_cfg), "Which Acme segment had the largest net sales growth in FY2019?",
+                         [CtxPage(SHA, 24, OLDER_FIRST, 0)], "Acme")
+    assert res["interpretation"]["ranking"]["cells"] == ["35,026", "25,655"]  # 2019 net sales against 2018's
+    assert res["value"].startswith("AWS: 35,026 against 25,655 (+36.5%)")

@@ -25,7 +25,8 @@ Contracts:
   ``answer.text_ranking_min_terms``; a class group scoring as much and holding all its rows replaces it. Its rows (only those the question names, when it names two or more; those
   of the group's more common unit) are ranked by the first value column (the question's year's column when a
   header names it) or, for a change, by the change from the next column to it (in percent; a rate's in
-  percentage points). The answer names the first row, its figures and the rows it was ranked among, citing the
+  percentage points; with dated headers, between the question's (or the latest) year's column and the year
+  before's with the same header words). The answer names the first row, its figures and the rows it was ranked among, citing the
   group's page. A question listing its candidates ("among operations, investing, and financing activities":
   :func:`listed_candidates`) is answered only from a table with a row for every one of them
   (:func:`listed_groups`); with no such table, from the groups as above.
@@ -91,6 +92,28 @@ def _column(group: Group, question: str) -> int:
     return 0
 
 
+def _change_columns(group: Group, question: str) -> tuple[int, int]:
+    """The columns a change is read between (now, before): when headers date the columns, the question's year's
+    (else the latest year's) and the year before's with the same header words ("2022 Net Sales" and "2021 Net
+    Sales", not the "% of Total" beside it; Amazon prints 2018 left of 2019); else the first column and the one to
+    its right."""
+    dated = [(i, y) for i, h in enumerate(group.columns) if (y := column_year(h))]
+    if not dated:
+        return 0, 1
+    years = [y for y in question_years(question) if any(y == d for _, d in dated)]
+    year = max(years) if years else max(y for _, y in dated)
+    now = next(i for i, y in dated if y == year)
+    words = _WORDS(group.columns[now])
+    before = [i for i, y in dated if y == year - 1]
+    same = [i for i in before if _WORDS(group.columns[i]) == words]
+    return (now, (same or before)[0]) if before else (0, 1)
+
+
+def _WORDS(head: str) -> frozenset[str]:
+    """A column header's words, years left out."""
+    return frozenset(w.lower() for w in re.findall(r"[A-Za-z]+", head))
+
+
 def _percent(cell: str) -> bool:
     return "%" in cell
 
@@ -98,24 +121,24 @@ def _percent(cell: str) -> bool:
 def _ranked(group: Group, ask: Ask, question: str) -> list[tuple[str, list[str], float]]:
     """(label, the cells used, the ranking figure) of each row that has the figures, in the group's order; rows
     of the group's more common unit only (percentages or amounts), so a share is not ranked against an amount."""
-    col = _column(group, question)
+    col, prev = _change_columns(group, question) if ask.by_change else (_column(group, question), None)
     out = []
     for label, cells in group.rows:
-        if len(cells) <= col + (1 if ask.by_change else 0):
+        if len(cells) <= max(col, prev or 0):
             continue
         now = _figure(cells[col])
         if now is None:
             continue
-        if not ask.by_change:
+        if prev is None:
             out.append((label, [cells[col]], now))
             continue
-        before = _figure(cells[col + 1])
+        before = _figure(cells[prev])
         if before is None:
             continue
-        if _percent(cells[col]) or _percent(cells[col + 1]):  # a rate's change, in percentage points
-            out.append((label, [cells[col], cells[col + 1]], now - before))
-        elif before:  # an amount's change in percent from the column to its right (the earlier period)
-            out.append((label, [cells[col], cells[col + 1]], (now - before) / abs(before) * 100))
+        if _percent(cells[col]) or _percent(cells[prev]):  # a rate's change, in percentage points
+            out.append((label, [cells[col], cells[prev]], now - before))
+        elif before:  # an amount's change in percent from the earlier period's column
+            out.append((label, [cells[col], cells[prev]], (now - before) / abs(before) * 100))
     pct = [r for r in out if _percent(r[1][0])]
     return pct if len(pct) * 2 > len(out) else [r for r in out if not _percent(r[1][0])]
 
