@@ -83,6 +83,13 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
         changed = answer_change(cfg, question, pages, report_currency, company)
         if changed is not None and changed["value"] is not None:
             return changed
+    listed_events = None
+    if kind == "text" and cfg.answer.text_events:  # "what are major acquisitions ... in FY A, B, C": quoted
+        from .text import answer_events
+
+        listed_events = answer_events(cfg, question, pages)
+        if listed_events is not None and listed_events["value"] is not None:
+            return listed_events
     drove = None
     if kind == "text" and cfg.answer.text_drivers:  # "what drove X's change": the change and the filing's causes
         from .text import answer_drivers
@@ -100,7 +107,7 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
     res = _answer_pages(llm, cfg, kind, question, pages, report_currency, counter, company)
     if ranked is not None:  # no table printed enough of the question's words: the free answer, the groups on record
         res["interpretation"] = {**(res["interpretation"] or {}), **ranked["interpretation"]}
-    for other in (changed, drove):  # a year's figure or a cause sentence missing: the free answer, why on record
+    for other in (changed, drove, listed_events):  # a year's figure or a cause sentence missing: the free answer, why on record
         if other is not None:
             res["interpretation"] = {**(res["interpretation"] or {}), **other["interpretation"]}
     if computed is not None:  # the formula was recognised, an operand missing: say why beside the answer

@@ -238,7 +238,12 @@ class AnswerConfig(_Frozen):
         True, description="Open (text) questions asking what drove a figure's change answered with both years' "
                             "figures and the filing's sentences stating the cause, in code (rag.answer.text.drivers; "
                             "measured: RESULTS.md).")
-    text_drivers_pages: int = internal(10, ge=1, description="Retrieved pages whose sentences a drivers answer reads.")
+    # "What are major acquisitions that X has done in FY2022, FY2021 and FY2020?": the filing's sentences naming them.
+    text_events: bool = Field(
+        True, description="Open (text) questions asking which events of a kind (acquisitions, divestitures...) "
+                           "happened in the years asked answered with the filing's sentences naming them and a "
+                           "year, in code (rag.answer.text.events; measured: RESULTS.md).")
+    text_drivers_pages: int = internal(10, ge=1, description="Retrieved pages whose sentences a drivers or events answer reads.")
     text_ranking_pages: int = internal(5, ge=1, description="Retrieved pages whose tables a ranking reads.")
     text_ranking_min_terms: float = internal(
         2.0, ge=0.0, description="Least score (question words its heading, title and section print; half for row "

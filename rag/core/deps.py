@@ -88,6 +88,8 @@ KEY_RULES: dict[str, dict[str, Any]] = {
                "text_change": ("added_as", False),
                # What drove a change, the filing's cause sentences quoted (issue 48): off is how every run answered before.
                "text_drivers": ("added_as", False),
+               # Events of a kind quoted from the filing's sentences (issue 48): off is how every run answered before.
+               "text_events": ("added_as", False),
                "text_drivers_pages": ("unused_when", "text_drivers", False),
                **{f: ("unused_when", "text_ranking", False) for f in ("text_ranking_pages", "text_ranking_min_terms")},
                **{f: ("unused_when", "text_from_evidence", False)

@@ -15,15 +15,17 @@ lines), :mod:`.evidence_math` (facts computed from the picked rows), :mod:`.text
 the securities a cover's 12(b) table registers, with ``answer.text_registered``), :mod:`.change`
 (``answer_change``: how much a figure changed between two years, in code, with ``answer.text_change``),
 :mod:`.drivers` (``answer_drivers``: what drove a figure's change, the change and the filing's cause sentences,
-with ``answer.text_drivers``). Imports :mod:`rag.answer.common`, :mod:`rag.answer.computed` and
+with ``answer.text_drivers``), :mod:`.events` (``answer_events``: which events of a kind the years asked saw,
+quoted from the filing, with ``answer.text_events``). Imports :mod:`rag.answer.common`, :mod:`rag.answer.computed` and
 :mod:`rag.answer.numbers` of the stage.
 """
 from .change import answer_change
 from .drivers import answer_drivers
+from .events import answer_events
 from .grounding import grounded
 from .ranking import answer_ranking
 from .registered import answer_registered
 from .text_evidence import answer_text, text_version
 from .text_kind import text_value
 
-__all__ = ["answer_change", "answer_drivers", "answer_ranking", "answer_registered", "answer_text", "grounded", "text_value", "text_version"]
+__all__ = ["answer_change", "answer_drivers", "answer_events", "answer_ranking", "answer_registered", "answer_text", "grounded", "text_value", "text_version"]
