@@ -13,6 +13,8 @@ Contracts:
   (``answer.figure_min_score``) and the best-scoring pick as table candidates. A table row must match the
   operand's label patterns (or :data:`rag.answer.numbers.figures.LABEL_ALIASES` of its phrase); rows under a section
   or in a table its ``avoid`` patterns name are refused (a balance-sheet item's change in a cash-flow statement).
+  A table figure whose scale nothing states takes the scale most of the report's tables among the pages state
+  (3M's income statement lost its "(Millions)" line; its balance sheet states it), so a ratio's operands agree.
 - ``operand_lookup(cfg, lexicon, pages, ..., found) -> lookup``: ``lookup(name, year)`` for :func:`evaluate`, each
   operand found once and recorded in ``found``.
 - ``evaluate(ask, lookup) -> float``: the expression (only + - * / **, numbers, operand names, prev / avg /
@@ -103,7 +105,28 @@ def find_operand(cfg: RunConfig, lexicon: Lexicon, name: str, year: int, pages: 
     runner = ({"label": kept[1].label, "printed": kept[1].printed, "page": kept[1].page,
                "score": round(kept[1].score, 3)} if len(kept) > 1 else None)
     value = abs(float(best.value)) if spec.absolute else float(best.value)
+    if best.source == "table" and best.factor == 1 and "scale not stated" in (best.unit or ""):
+        scale = _report_scale(pages, best.sha1)  # a statement whose own unit line the parser lost
+        if scale > 1:
+            value *= scale
+            best.factor, best.unit = scale, best.unit.replace("scale not stated", f"scale of its other tables: {scale:g}")
     return Operand(name, year, best, value, runner)
+
+
+_TABLE_SCALE = re.compile(r"values in (thousands|millions|billions) of", re.I)
+_SCALE_WORD = {"thousands": 1_000, "millions": 1_000_000, "billions": 1_000_000_000}
+
+
+def _report_scale(pages: list[CtxPage], sha1: str) -> int:
+    """The scale most of the report's tables among ``pages`` state ("values in millions of USD"), 1 when they
+    state none: every statement of a filing is in one scale."""
+    counts: dict[int, int] = {}
+    for p in pages:
+        if p.sha1 == sha1:
+            for m in _TABLE_SCALE.finditer(p.text):
+                f = _SCALE_WORD[m.group(1).lower()]
+                counts[f] = counts.get(f, 0) + 1
+    return max(counts, key=lambda f: counts[f]) if counts else 1
 
 
 def operand_lookup(cfg: RunConfig, lexicon: Lexicon, pages: list[CtxPage], report_currency: str | None,
