@@ -107,7 +107,7 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
     res = _answer_pages(llm, cfg, kind, question, pages, report_currency, counter, company)
     if ranked is not None:  # no table printed enough of the question's words: the free answer, the groups on record
         res["interpretation"] = {**(res["interpretation"] or {}), **ranked["interpretation"]}
-    for other in (changed, drove, listed_events):  # a year's figure or a cause sentence missing: the free answer, why on record
+    for other in (changed, drove, listed_events):  # a figure or a sentence missing: the free answer, why on record
         if other is not None:
             res["interpretation"] = {**(res["interpretation"] or {}), **other["interpretation"]}
     if computed is not None:  # the formula was recognised, an operand missing: say why beside the answer

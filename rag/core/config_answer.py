@@ -243,7 +243,8 @@ class AnswerConfig(_Frozen):
         True, description="Open (text) questions asking which events of a kind (acquisitions, divestitures...) "
                            "happened in the years asked answered with the filing's sentences naming them and a "
                            "year, in code (rag.answer.text.events; measured: RESULTS.md).")
-    text_drivers_pages: int = internal(10, ge=1, description="Retrieved pages whose sentences a drivers or events answer reads.")
+    text_drivers_pages: int = internal(
+        10, ge=1, description="Retrieved pages whose sentences a drivers or events answer reads.")
     text_ranking_pages: int = internal(5, ge=1, description="Retrieved pages whose tables a ranking reads.")
     text_ranking_min_terms: float = internal(
         2.0, ge=0.0, description="Least score (question words its heading, title and section print; half for row "

@@ -28,4 +28,5 @@ from .registered import answer_registered
 from .text_evidence import answer_text, text_version
 from .text_kind import text_value
 
-__all__ = ["answer_change", "answer_drivers", "answer_events", "answer_ranking", "answer_registered", "answer_text", "grounded", "text_value", "text_version"]
+__all__ = ["answer_change", "answer_drivers", "answer_events", "answer_ranking", "answer_registered", "answer_text",
+           "grounded", "text_value", "text_version"]

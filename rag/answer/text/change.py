@@ -37,12 +37,12 @@ from ..computed.formulas import Ask, lexicon_path, load_lexicon, plain_formula, 
 from ..numbers.candidate import Candidate
 from ..numbers.figures import build_candidates
 
-_CHANGED = re.compile(r"\b(?:chang(?:e|ed|es|ing)|increas(?:e|ed|es|ing)|decreas(?:e|ed|es|ing)|gr[eo]wn?|grow(?:s|th)?|"
+CHANGE_WORDS = re.compile(r"\b(?:chang(?:e|ed|es|ing)|increas(?:e|ed|es|ing)|decreas(?:e|ed|es|ing)|gr[eo]wn?|grow(?:s|th)?|"
                       r"declin(?:e|ed|es|ing)|r[io]sen?|f[ae]ll(?:en)?|drop(?:ped)?|mov(?:e|ed))\b", re.I)
-_YEARS = re.compile(r"\b(?:fiscal\s+(?:year\s+)?|FY\s?'?)?(?:19|20)?\d\d\b(?:\s+fiscal\s+(?:year|period))?", re.I)
+YEAR_WORDS = re.compile(r"\b(?:fiscal\s+(?:year\s+)?|FY\s?'?)?(?:19|20)?\d\d\b(?:\s+fiscal\s+(?:year|period))?", re.I)
 _OTHER_ASK = re.compile(r"\b(?:which|who|why|drove|driv(?:e|en|er|ers|ing)|reasons?|caus(?:e|ed|es)|factors?|"
                         r"explain\w*)\b", re.I)  # in the first sentence: a ranking or a cause, not a change's size
-_FILLER = re.compile(r"\b(?:how|much|by|what|was|were|is|are|has|have|had|did|does|do|the|a|an|its|their|in|of|for|"
+FILLER_WORDS = re.compile(r"\b(?:how|much|by|what|was|were|is|are|has|have|had|did|does|do|the|a|an|its|their|in|of|for|"
                      r"from|to|between|and|over|during|period|year|years|fiscal|amount|value)\b|[?,.'’]", re.I)
 
 
@@ -56,13 +56,13 @@ def change_ask(question: str, company: str = "") -> ChangeAsk | None:
     """See module docstring."""
     first = question.split("?")[0]  # the ask itself; a template's closing sentence ("If ... explain why.") is not
     years = sorted(set(question_years(first)))
-    if len(years) != 2 or not _CHANGED.search(first) or _OTHER_ASK.search(first):
+    if len(years) != 2 or not CHANGE_WORDS.search(first) or _OTHER_ASK.search(first):
         return None
     rest = first
     if company.strip():
         rest = re.sub(re.escape(company.strip()) + r"(?:'s|’s|')?", " ", rest, flags=re.I)
-    rest = _CHANGED.sub(" ", _YEARS.sub(" ", rest))
-    words = _FILLER.sub(" ", rest).split()
+    rest = CHANGE_WORDS.sub(" ", YEAR_WORDS.sub(" ", rest))
+    words = FILLER_WORDS.sub(" ", rest).split()
     return ChangeAsk(" ".join(words).lower(), (years[0], years[1])) if words else None
 
 

@@ -14,19 +14,18 @@ Contracts:
   otherwise, or when it names no year or no figure words are left.
 - ``answer_drivers(cfg, question, pages, report_currency, company) -> dict | None``: both years' figures as
   :func:`rag.answer.text.change.year_figures` finds them (printed, else the lexicon's formula from its operands),
-  computed from the formula first where the lexicon has one (a filing's printed "operating margin" rows are often its
-  segments'), then up to ``DRIVER_SENTENCES`` sentences of the first ``answer.text_drivers_pages`` pages that
+  computed from the formula first where the lexicon has one (a filing's printed "operating margin" rows are often
+  its segments'), then up to ``DRIVER_SENTENCES`` sentences of the first ``answer.text_drivers_pages`` pages that
   state a change (increased, decreased, fell...) and its cause ("due to", "driven by", "attributable to", "as a
-  result of", "reflecting", "offset by"...), name the figure
-  (its formula's patterns or its numerator's operands', else its own words) and, if they name years, the later of the two
-  compared and no other; closest
-  those opening with the figure's name first (the company's own figure, not a segment's),
-  then closest in meaning to the question's first sentence (:func:`rag.index.query_cosines`), each once. A sentence
-  opening with "This" / "These" / "Increases were" ("For fiscal 2020, these decreases ...") carries the sentence before it (and is checked with it). The answer: the change sentence, then the quoted
-  sentences with their pages; cited: the figures' and the sentences' pages. The
-  :func:`rag.answer.fuse.answer_pages` result shape (``interpretation["drivers"]``); value None when the question
-  asks no cause, a year's figure is missing (a metric the filing does not report: the reader says so) or no
-  sentence states a cause (the reader answers then, the record says why).
+  result of", "reflecting", "offset by"...), name the figure (its formula's patterns or its numerator's operands',
+  else its own words) and, if they name years, the later of the two compared and no other; those opening with
+  the figure's name first (the company's own figure, not a segment's), then closest in meaning to the
+  question's first sentence (:func:`rag.index.query_cosines`), each once. A sentence opening with "This" / "These" /
+  "Increases were" ("For fiscal 2020, these decreases ...") carries the sentence before it (and is checked with it).
+  The answer: the change sentence, then the quoted sentences with their pages; cited: the figures' and the
+  sentences' pages. The :func:`rag.answer.fuse.answer_pages` result shape (``interpretation["drivers"]``); value
+  None when the question asks no cause, a year's figure is missing (a metric the filing does not report: the reader
+  says so) or no sentence states a cause (the reader answers then, the record says why).
 """
 from __future__ import annotations
 
@@ -38,7 +37,7 @@ from ...core.config import RunConfig
 from ..common.context import CtxPage
 from ..computed.formulas import lexicon_path, load_lexicon, plain_formula, question_years
 from ..numbers.prose_period import YEAR, page_sentences
-from .change import _CHANGED, _FILLER, _YEARS, ChangeAsk, change_words, year_figures
+from .change import CHANGE_WORDS, FILLER_WORDS, YEAR_WORDS, ChangeAsk, change_words, year_figures
 
 DRIVER_SENTENCES = 2  # with the change sentence, the answer's three sentences
 
@@ -70,8 +69,8 @@ def drivers_ask(question: str, company: str = "") -> ChangeAsk | None:
     rest = first
     if company.strip():
         rest = re.sub(re.escape(company.strip()) + r"(?:'s|’s|')?", " ", rest, flags=re.I)
-    rest = _ASK_WORDS.sub(" ", _CHANGED.sub(" ", _YEARS.sub(" ", rest)))
-    words = _FILLER.sub(" ", rest).split()
+    rest = _ASK_WORDS.sub(" ", CHANGE_WORDS.sub(" ", YEAR_WORDS.sub(" ", rest)))
+    words = FILLER_WORDS.sub(" ", rest).split()
     return ChangeAsk(" ".join(words).lower(), (years[0], years[1])) if words else None
 
 

@@ -17,19 +17,19 @@ Contracts:
   ``answer.text_ranking_pages`` pages (row groups and classes across subtotals, :func:`class_groups`; only those on
   a statement page 05 added for a statement the question names, "in its Balance Sheet", when any has rows) with at
   least 2 rows that have the figures (the first value cell, and for a change the second, one printed figure each),
-  each scored by the question's topic words (:func:`rag.answer.common.focus.topic_terms_for`) it prints: 1 for
-  each in where it is printed (the page's first heading, the table's title, the section, the statement 05 found
-  the page to be), LABEL_CREDIT for each only in its row labels. Ties: for a change a
-  group of amounts before a group of rates, then the embedder's cosine between the group and the question
-  (:func:`rag.index.query_cosines`), then the page's rank. The best group is taken when its score is at least
-  ``answer.text_ranking_min_terms``; a class group scoring as much and holding all its rows replaces it. Its rows (only those the question names, when it names two or more; those
-  of the group's more common unit) are ranked by the first value column (the question's year's column when a
-  header names it) or, for a change, by the change from the next column to it (in percent; a rate's in
-  percentage points; with dated headers, between the question's (or the latest) year's column and the year
-  before's with the same header words). The answer names the first row, its figures and the rows it was ranked among, citing the
-  group's page. A question listing its candidates ("among operations, investing, and financing activities":
-  :func:`listed_candidates`) is answered only from a table with a row for every one of them
-  (:func:`listed_groups`); with no such table, from the groups as above.
+  each scored by the question's topic words (:func:`rag.answer.common.focus.topic_terms_for`) it prints: 1 for each
+  in where it is printed (the page's first heading, the table's title, the section, the statement 05 found the page
+  to be), LABEL_CREDIT for each only in its row labels. Ties: for a change a group of amounts before a group of
+  rates, then the embedder's cosine between the group and the question (:func:`rag.index.query_cosines`), then the
+  page's rank. The best group is taken when its score is at least ``answer.text_ranking_min_terms``; a class group
+  scoring as much and holding all its rows replaces it. Its rows (only those the question names, when it names two
+  or more; those of the group's more common unit) are ranked by the first value column (the question's year's column
+  when a header names it) or, for a change, by the change from the next column to it (in percent; a rate's in
+  percentage points; with dated headers, between the question's (or the latest) year's column and the year before's
+  with the same header words). The answer names the first row, its figures and the rows it was ranked among, citing
+  the group's page. A question listing its candidates ("among operations, investing, and financing activities":
+  :func:`listed_candidates`) is answered only from a table with a row for every one of them (:func:`listed_groups`);
+  with no such table, from the groups as above.
   The :func:`rag.answer.fuse.answer_pages` result shape (``interpretation["ranking"]`` says how,
   with the best groups scored); ``value`` None (and ``taken`` false) when no group scores enough; None when the
   question asks no ranking or no group has the figures.

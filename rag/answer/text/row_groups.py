@@ -12,11 +12,11 @@ Contracts:
   width of the dated one above it, continues that one) that has, for every candidate, a row naming it
   (its stem, no other candidate's, and the shared noun when there is one), one group of those rows: the last such
   row per candidate (a section's total closes it).
-- ``class_groups(page) -> [Group]``: the rows of one class across its subtotals: a subtotal ("Total current liabilities") and the rows after it, up to the class's
-  total ("Total liabilities") or the table's end with no section row between, are one group; its section names the
-  class ("liabilities"); a statement the parser split at a subtotal goes on in the next table, and a table without
-  a year in its headers takes those of the dated one above it of its width. Only groups of more
-  than one part (what :func:`row_groups` splits at the subtotal).
+- ``class_groups(page) -> [Group]``: the rows of one class across its subtotals: a subtotal ("Total current
+  liabilities") and the rows after it, up to the class's total ("Total liabilities") or the table's end with no
+  section row between, are one group; its section names the class ("liabilities"); a statement the parser split at a
+  subtotal goes on in the next table, and a table without a year in its headers takes those of the dated one above
+  it of its width. Only groups of more than one part (what :func:`row_groups` splits at the subtotal).
 - ``Group.describe()``: where the rows are printed, then their labels (what the embedder and the debug record see).
 """
 from __future__ import annotations
