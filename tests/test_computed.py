@@ -307,3 +307,28 @@ def test_computed_reason_names_formula_operands_pages_and_result():
         {"parsed": None, "p_true": 0.05, "pages": [{"sha1": "s", "page": 3}]},
         {"parsed": None, "p_true": 0.312, "pages": [{"sha1": "s", "page": 12}]}]}) == \
         "page 3: P(true) 0.05; page 12: P(true) 0.31"
+
+
+# The MD&A's free cash flow tables print capex net of proceeds, three times (as Amazon's 2019 MD&A does: each
+# printing supports the others); the statement 05 added prints the gross purchases, once.
+_FCF_TABLE = """Table: Free cash flow — values in millions of USD
+| | 2019 | 2018 |
+|---|---|---|
+| Net cash provided by operating activities | 38,514 | 30,723 |
+| Purchases of property and equipment, net of proceeds from sales and incentives | (12,689) | (11,323) |
+"""
+MDNA_FCF = "\n".join([_FCF_TABLE] * 3)
+CASH_STATEMENT = """Table: Consolidated Statements of Cash Flows — values in millions of USD
+| | 2019 | 2018 |
+|---|---|---|
+| Net cash provided by operating activities | 38,514 | 30,723 |
+| Purchases of property and equipment | (16,861) | (13,427) |
+"""
+
+
+def test_an_operand_is_read_on_the_statement_the_question_names(make_cfg):
+    q = ("What is the FY2019 capital expenditure amount (in USD millions) for Acme? Give a response to the question by "
+         "relying on the details shown in the cash flow statement.")
+    pages = [CtxPage(A, 29, MDNA_FCF, 0, 1.0), CtxPage(A, 37, CASH_STATEMENT, 2, 1.0, "cash_flow_statement")]
+    res = C.answer_computed(cfg_(make_cfg), q, pages, "USD", "Acme")
+    assert res["value"] == 16_861e6 and [p.page for p in res["cited"]] == [37]

@@ -97,10 +97,10 @@ def test_change_and_sign_decided_from_one_balance_sheet(make_cfg):
     assert one["value"] is True and one["interpretation"]["computed"]["years"] == [2021, 2022]  # the year before
 
 
-def test_both_years_from_one_page_first_and_a_scale_gap_across_pages_refused(make_cfg):
+def test_both_years_from_one_page_first_and_a_lost_scale_taken_from_the_report(make_cfg):
     """fb-dev's Pfizer PP&E: 2020 read in millions on one page, 2021 as plain dollars on another page whose
-    scale was lost -> "did not grow". One page holding both years wins; without one, a 100-fold gap between
-    pages is no answer (the model is asked as before)."""
+    scale was lost -> "did not grow". One page holding both years wins; without one, a figure whose scale nothing
+    states takes the scale of the report's other tables (millions here), so the years compare."""
     cfg = cfg_(make_cfg)
     q = "Did Acme grow its PPNE between FY21 and FY22?"
     both = [CtxPage(A, 59, NOTE, 0, 1.0), CtxPage(A, 60, BALANCE, 1, 0.9)]
@@ -108,8 +108,7 @@ def test_both_years_from_one_page_first_and_a_scale_gap_across_pages_refused(mak
     assert res["value"] is True and [p.page for p in res["cited"]] == [60]
     split = [CtxPage(A, 59, NOTE, 0, 1.0), CtxPage(A, 88, NOTE_2021, 1, 0.9)]
     res = answer_computed_bool(cfg, q, split, "USD", "Acme")
-    assert res["value"] == "N/A" and res["cited"] == []
-    assert res["interpretation"]["computed"]["fallback"].startswith("operand scale (2022) missing: the years' figures")
+    assert res["value"] is True and res["interpretation"]["computed"]["figures"] == [13_745e6, 14_882e6]  # 2021, 2022
 
 
 def test_missing_figure_says_why_and_06_asks_the_model_as_before(make_cfg):

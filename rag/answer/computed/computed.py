@@ -15,6 +15,8 @@ Contracts:
   or in a table its ``avoid`` patterns name are refused (a balance-sheet item's change in a cash-flow statement).
   A table figure whose scale nothing states takes the scale most of the report's tables among the pages state
   (3M's income statement lost its "(Millions)" line; its balance sheet states it), so a ratio's operands agree.
+  For a number question naming statements ("relying on the details shown in the cash flow statement"), an operand
+  printed on a statement page 05 added for them is read there (Amazon's MD&A prints capex net of proceeds).
 - ``operand_lookup(cfg, lexicon, pages, ..., found) -> lookup``: ``lookup(name, year)`` for :func:`evaluate`, each
   operand found once and recorded in ``found``.
 - ``evaluate(ask, lookup) -> float``: the expression (only + - * / **, numbers, operand names, prev / avg /
@@ -75,8 +77,10 @@ class Operand:
 
 
 def find_operand(cfg: RunConfig, lexicon: Lexicon, name: str, year: int, pages: list[CtxPage],
-                 report_currency: str | None, company: str = "", page_year: int | None = None) -> Operand:
-    """The best candidate of operand ``name`` in ``year``'s column of ``pages`` (module docstring)."""
+                 report_currency: str | None, company: str = "", page_year: int | None = None,
+                 statements: frozenset[str] = frozenset()) -> Operand:
+    """The best candidate of operand ``name`` in ``year``'s column of ``pages`` (module docstring); with
+    ``statements`` (those the question names), only candidates printed on those statement pages when one is."""
     spec = lexicon.operands[name]
     sub = f"What is the {spec.phrase}?"
     cands = build_candidates(cfg, sub, pages, report_currency, company, period_year=year, extra_aliases=spec.labels)
@@ -96,6 +100,9 @@ def find_operand(cfg: RunConfig, lexicon: Lexicon, name: str, year: int, pages: 
             c.score += PREFER_BONUS
     floor = cfg.answer.figure_min_score
     kept = sorted((c for c in cands if floor is None or c.score >= floor), key=lambda c: (-c.score, c.rank))
+    if statements:  # "relying on the details shown in the cash flow statement": read it there when it prints it
+        on = {(p.sha1, p.page) for p in pages if p.statement in statements}
+        kept = [c for c in kept if (c.sha1, c.page) in on] or kept
     if not kept:
         best = max(cands, key=lambda c: c.score, default=None)
         why = (f"no row or sentence names '{spec.phrase}' in a {year} column" if best is None else
@@ -130,13 +137,14 @@ def _report_scale(pages: list[CtxPage], sha1: str) -> int:
 
 
 def operand_lookup(cfg: RunConfig, lexicon: Lexicon, pages: list[CtxPage], report_currency: str | None,
-                   company: str, page_year: int | None,
-                   found: dict[tuple[str, int], Operand]) -> Callable[[str, int], float]:
+                   company: str, page_year: int | None, found: dict[tuple[str, int], Operand],
+                   statements: frozenset[str] = frozenset()) -> Callable[[str, int], float]:
     """``lookup(name, year) -> value`` for :func:`evaluate`: each operand found once (:func:`find_operand` over
     ``pages``) and kept in ``found`` (the caller's record of what was read); raises :class:`Missing`."""
     def lookup(name: str, y: int) -> float:
         if (name, y) not in found:
-            found[name, y] = find_operand(cfg, lexicon, name, y, pages, report_currency, company, page_year)
+            found[name, y] = find_operand(cfg, lexicon, name, y, pages, report_currency, company, page_year,
+                                          statements)
         return found[name, y].value
 
     return lookup
@@ -235,7 +243,10 @@ def answer_computed(cfg: RunConfig, question: str, pages: list[CtxPage], report_
     year = ask.year or page_year
     info: dict[str, Any] = {**ask.row(), "year": year, "pages_searched": [p.page for p in top], "operands": []}
     found: dict[tuple[str, int], Operand] = {}
-    lookup = operand_lookup(cfg, lexicon, top, report_currency, company, page_year, found)
+    from ...retrieve.statements import asked_statements
+
+    lookup = operand_lookup(cfg, lexicon, top, report_currency, company, page_year, found,
+                            frozenset(asked_statements(cfg, question)))
     value: Any = NA
     try:
         if year is None:
