@@ -69,34 +69,11 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
         registered = answer_registered(cfg, question, pages, company)
         if registered is not None:
             return registered
-    ranked = None
-    if kind == "text" and cfg.answer.text_ranking:  # "which row is largest": ranked in code (issue 48)
-        from .text import answer_ranking
-
-        ranked = answer_ranking(cfg, question, pages, company)
-        if ranked is not None and ranked["value"] is not None:
-            return ranked
-    changed = None
-    if kind == "text" and cfg.answer.text_change:  # "how much has X changed between FY A and FY B": in code
-        from .text import answer_change
-
-        changed = answer_change(cfg, question, pages, report_currency, company)
-        if changed is not None and changed["value"] is not None:
-            return changed
-    listed_events = None
-    if kind == "text" and cfg.answer.text_events:  # "what are major acquisitions ... in FY A, B, C": quoted
-        from .text import answer_events
-
-        listed_events = answer_events(cfg, question, pages)
-        if listed_events is not None and listed_events["value"] is not None:
-            return listed_events
-    drove = None
-    if kind == "text" and cfg.answer.text_drivers:  # "what drove X's change": the change and the filing's causes
-        from .text import answer_drivers
-
-        drove = answer_drivers(cfg, question, pages, report_currency, company)
-        if drove is not None and drove["value"] is not None:
-            return drove
+    tried: list[dict[str, Any]] = []
+    if kind == "text":  # a ranking, a change, a list of events, a change's causes: answered in code (issue 48)
+        done, tried = _text_in_code(cfg, question, pages, report_currency, company)
+        if done is not None:
+            return done
     computed: dict[str, Any] | None = None
     solve = _computed_answerer(kind) if cfg.answer.computed_figures else None
     if solve is not None:  # a ratio, margin, growth... (number) or a figure's sign / change (boolean), in code
@@ -105,14 +82,33 @@ def answer_pages(llm: Any, cfg: RunConfig, kind: str, question: str, pages: list
             return res
         computed = res["interpretation"]["computed"] if res is not None else None
     res = _answer_pages(llm, cfg, kind, question, pages, report_currency, counter, company)
-    if ranked is not None:  # no table printed enough of the question's words: the free answer, the groups on record
-        res["interpretation"] = {**(res["interpretation"] or {}), **ranked["interpretation"]}
-    for other in (changed, drove, listed_events):  # a figure or a sentence missing: the free answer, why on record
-        if other is not None:
-            res["interpretation"] = {**(res["interpretation"] or {}), **other["interpretation"]}
+    for other in tried:  # no table, figure or sentence in code: the free answer, why on record
+        res["interpretation"] = {**(res["interpretation"] or {}), **other["interpretation"]}
     if computed is not None:  # the formula was recognised, an operand missing: say why beside the answer
         res["interpretation"] = {**(res["interpretation"] or {}), "computed": computed}
     return res
+
+
+def _text_in_code(cfg: RunConfig, question: str, pages: list[CtxPage], report_currency: str | None,
+                  company: str) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """The open-text answerers in code, each behind its switch, tried in order: "which row is largest"
+    (``answer.text_ranking``), "how much has X changed between FY A and FY B" (``text_change``), "what are major
+    acquisitions ... in FY A, B, C" (``text_events``), "what drove X's change" (``text_drivers``). Returns the first
+    answer, else None and the results of those that recognised the question but found no answer (their records)."""
+    from . import text
+
+    answerers = ((cfg.answer.text_ranking, lambda: text.answer_ranking(cfg, question, pages, company)),
+                 (cfg.answer.text_change, lambda: text.answer_change(cfg, question, pages, report_currency, company)),
+                 (cfg.answer.text_events, lambda: text.answer_events(cfg, question, pages)),
+                 (cfg.answer.text_drivers, lambda: text.answer_drivers(cfg, question, pages, report_currency, company)))
+    tried: list[dict[str, Any]] = []
+    for on, answer in answerers:
+        res = answer() if on else None
+        if res is not None and res["value"] is not None:
+            return res, tried
+        if res is not None:
+            tried.append(res)
+    return None, tried
 
 
 def _computed_answerer(kind: str):

@@ -120,8 +120,7 @@ def find_operand(cfg: RunConfig, lexicon: Lexicon, name: str, year: int, pages: 
     return Operand(name, year, best, value, runner)
 
 
-_TABLE_SCALE = re.compile(r"values in (thousands|millions|billions) of", re.I)
-_SCALE_WORD = {"thousands": 1_000, "millions": 1_000_000, "billions": 1_000_000_000}
+_TABLE_SCALE = re.compile(r"values in (thousands|millions|billions) of", re.I)  # the clean stage's unit line
 
 
 def _report_scale(pages: list[CtxPage], sha1: str) -> int:
@@ -131,7 +130,7 @@ def _report_scale(pages: list[CtxPage], sha1: str) -> int:
     for p in pages:
         if p.sha1 == sha1:
             for m in _TABLE_SCALE.finditer(p.text):
-                f = _SCALE_WORD[m.group(1).lower()]
+                f = nums.SCALE_WORDS[m.group(1).lower()]
                 counts[f] = counts.get(f, 0) + 1
     return max(counts, key=lambda f: counts[f]) if counts else 1
 

@@ -16,7 +16,7 @@ the securities a cover's 12(b) table registers, with ``answer.text_registered``)
 (``answer_change``: how much a figure changed between two years, in code, with ``answer.text_change``),
 :mod:`.drivers` (``answer_drivers``: what drove a figure's change, the change and the filing's cause sentences,
 with ``answer.text_drivers``), :mod:`.events` (``answer_events``: which events of a kind the years asked saw,
-quoted from the filing, with ``answer.text_events``). Imports :mod:`rag.answer.common`, :mod:`rag.answer.computed` and
+quoted from the filing, with ``answer.text_events``; both quote through :mod:`.quotes`). Imports :mod:`rag.answer.common`, :mod:`rag.answer.computed` and
 :mod:`rag.answer.numbers` of the stage.
 """
 from .change import answer_change

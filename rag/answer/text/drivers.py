@@ -38,6 +38,7 @@ from ..common.context import CtxPage
 from ..computed.formulas import lexicon_path, load_lexicon, plain_formula, question_years
 from ..numbers.prose_period import YEAR, page_sentences
 from .change import CHANGE_WORDS, FILLER_WORDS, YEAR_WORDS, ChangeAsk, change_words, year_figures
+from .quotes import quoted, sentence_key
 
 DRIVER_SENTENCES = 2  # with the change sentence, the answer's three sentences
 
@@ -110,7 +111,7 @@ def _sentences(pages: list[CtxPage], names: list[re.Pattern], years: tuple[int, 
                 continue
             if _ANAPHOR.match(s) and i:  # "This increase was primarily driven by ...": what increased is before it
                 if out and out[-1] == (sents[i - 1], page):  # quoted alone just before: now with its cause
-                    seen.discard(" ".join(sents[i - 1].lower().split()))
+                    seen.discard(sentence_key(sents[i - 1]))
                     out.pop()
                 s = f"{sents[i - 1]} {s}"
             if not _MOVED.search(s):
@@ -118,7 +119,7 @@ def _sentences(pages: list[CtxPage], names: list[re.Pattern], years: tuple[int, 
             named = {int(y) for y in YEAR.findall(s)}
             if not any(p.search(s) for p in names) or named and (years[1] not in named or named - set(years)):
                 continue  # another figure, or another year's change
-            key = " ".join(s.lower().split())
+            key = sentence_key(s)
             if key not in seen:
                 seen.add(key)
                 out.append((s, page))
@@ -144,13 +145,10 @@ def answer_drivers(cfg: RunConfig, question: str, pages: list[CtxPage], report_c
     cos = query_cosines(cfg, question.split("?")[0], [s for s, _ in found])
     best = sorted(range(len(found)), key=lambda i: (not _subject(found[i][0], names), -float(cos[i])))
     best = best[:DRIVER_SENTENCES]
-    quoted = [found[i] for i in best]
+    picked = [found[i] for i in best]
     info["sentences"] = [{"page": p.page, "cos": round(float(cos[i]), 4), "text": s} for i, (s, p) in
-                         zip(best, quoted)]
-    value = " ".join([change_words(figures[0], figures[1], ask)] + [f"{s} (page {p.page})" for s, p in quoted])
-    cited = list(cited)
-    for _, page in quoted:
-        if page not in cited:
-            cited.append(page)
+                         zip(best, picked)]
+    quotes, cited = quoted(picked, cited)
+    value = f"{change_words(figures[0], figures[1], ask)} {quotes}"
     return {"value": value, "cited": cited, "calls": [], "interpretation": {"drivers": info},
             "answering_part": cited}

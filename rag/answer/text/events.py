@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.config import RunConfig
+from ..common import printed as nums
 from ..common.context import CtxPage
 from ..computed.formulas import question_years
 from ..numbers.prose_period import YEAR, page_sentences
+from .quotes import quoted, sentence_key
 
 EVENT_SENTENCES = 3  # an answer of at most three sentences
 STEM = 5  # "acquisitions" and "acquired" share "acqui"
@@ -48,12 +50,11 @@ class EventsAsk:
 
 _MAJOR = re.compile(r"\b(?:major|largest|biggest|significant|material)\b", re.I)
 _MONEY = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)\s*(billion|million|thousand)?", re.I)
-_SCALE = {"billion": 1e9, "million": 1e6, "thousand": 1e3}
 
 
 def _amount(sentence: str) -> float:
     """The largest dollar amount the sentence prints (0 when none)."""
-    return max((float(m.group(1).replace(",", "")) * _SCALE.get((m.group(2) or "").lower(), 1)
+    return max((float(m.group(1).replace(",", "")) * nums.SCALE_WORDS.get((m.group(2) or "").lower(), 1)
                 for m in _MONEY.finditer(sentence)), default=0.0)
 
 
@@ -80,7 +81,7 @@ def _sentences(pages: list[CtxPage], ask: EventsAsk) -> list[tuple[str, CtxPage,
                 continue
             if not {int(y) for y in YEAR.findall(s)} & set(ask.years):
                 continue
-            key = " ".join(s.lower().split())
+            key = sentence_key(s)
             if key not in seen:
                 seen.add(key)
                 out.append((s, page, i))
@@ -104,9 +105,5 @@ def answer_events(cfg: RunConfig, question: str, pages: list[CtxPage]) -> dict[s
     best = best[:EVENT_SENTENCES]
     best.sort(key=lambda i: (found[i][1].rank, found[i][2]))  # read in the filing's order
     info["sentences"] = [{"page": found[i][1].page, "cos": round(float(cos[i]), 4), "text": found[i][0]} for i in best]
-    cited: list[CtxPage] = []
-    for i in best:
-        if found[i][1] not in cited:
-            cited.append(found[i][1])
-    value = " ".join(f"{found[i][0]} (page {found[i][1].page})" for i in best)
+    value, cited = quoted([found[i][:2] for i in best])
     return {"value": value, "cited": cited, "calls": [], "interpretation": {"events": info}, "answering_part": cited}

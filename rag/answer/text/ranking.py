@@ -103,13 +103,13 @@ def _change_columns(group: Group, question: str) -> tuple[int, int]:
     years = [y for y in question_years(question) if any(y == d for _, d in dated)]
     year = max(years) if years else max(y for _, y in dated)
     now = next(i for i, y in dated if y == year)
-    words = _WORDS(group.columns[now])
+    words = _header_words(group.columns[now])
     before = [i for i, y in dated if y == year - 1]
-    same = [i for i in before if _WORDS(group.columns[i]) == words]
+    same = [i for i in before if _header_words(group.columns[i]) == words]
     return (now, (same or before)[0]) if before else (0, 1)
 
 
-def _WORDS(head: str) -> frozenset[str]:
+def _header_words(head: str) -> frozenset[str]:
     """A column header's words, years left out."""
     return frozenset(w.lower() for w in re.findall(r"[A-Za-z]+", head))
 

@@ -60,29 +60,49 @@ def _page_heading(page: CtxPage) -> str:
     return _cut(m.group(1).strip()) if m else ""
 
 
-def row_groups(page: CtxPage) -> list[Group]:
-    """See module docstring."""
-    out: list[Group] = []
-    heading = _page_heading(page)
+@dataclass
+class _Part:
+    """The rows of one table between two of its boundaries: a section row, a total row, the table's end."""
+    title: str
+    columns: list[str]
+    section: str  # the section row above it ("Domestic"), "" when none
+    rows: list[tuple[str, list[str]]]  # (label, value cells) of rows with a figure and a letter in their label
+    ends: str  # "section", "end" (of the table) or the closing total row's label
+
+
+def _parts(page: CtxPage, carry_years: bool = False) -> list[_Part]:
+    """The page's tables cut at section rows (a row without a figure; its label the next part's section) and at
+    total rows (no member of the rows they close), in page order. With ``carry_years`` a table without a year in
+    its headers takes those of the dated table above it of its width (a statement the parser split)."""
+    out: list[_Part] = []
+    dated: list[str] = []
     for t in parse_tables(page.text):
-        columns, title = t.value_columns(), t.plain_title()
-        group = Group(page, title, "", heading, columns)
+        title, cols = t.plain_title(), t.value_columns()
+        if any(column_year(c) for c in cols):
+            dated = cols
+        elif carry_years and dated and len(cols) == len(dated):
+            cols = dated
+        section, rows = "", []
         for r in t.rows:
             if not r:
                 continue
             label, cells = r[0].strip(), [c.strip() for c in r[1:]]
             if not any(re.search(r"\d", c) for c in cells):  # a section heading row ("Domestic:", "Liabilities")
-                out.append(group)
-                group = Group(page, title, label.rstrip(":"), heading, columns)
-                continue
-            if TOTAL.search(label):  # a total closes its rows; it is no member of them
-                out.append(group)
-                group = Group(page, title, "", heading, columns)
-                continue
-            if re.search(r"[A-Za-z]", label):
-                group.rows.append((label, cells))
-        out.append(group)
-    return [g for g in out if g.rows]
+                out.append(_Part(title, cols, section, rows, "section"))
+                section, rows = label.rstrip(":"), []
+            elif TOTAL.search(label):  # a total closes its rows; it is no member of them
+                out.append(_Part(title, cols, section, rows, label))
+                section, rows = "", []
+            elif re.search(r"[A-Za-z]", label):
+                rows.append((label, cells))
+        out.append(_Part(title, cols, section, rows, "end"))
+    return out
+
+
+def row_groups(page: CtxPage) -> list[Group]:
+    """See module docstring."""
+    heading = _page_heading(page)
+    return [Group(page, p.title, p.section, heading, p.columns, p.rows) for p in _parts(page) if p.rows]
 
 
 _AMONG = re.compile(r"\bamong\s+(?:the\s+)?(?P<items>[^?.;:]+)", re.I)
@@ -153,47 +173,25 @@ def _subtotal(total: str, noun: str) -> bool:
 def class_groups(page: CtxPage) -> list[Group]:
     """See module docstring."""
     heading = _page_heading(page)
-    # (table title, columns, section, members, how the part ends: "section", "end" or the total row's label)
-    parts: list[tuple[str, list[str], str, list[tuple[str, list[str]]], str]] = []
-    dated: list[str] = []
-    for t in parse_tables(page.text):
-        title, cols = t.plain_title(), t.value_columns()
-        if any(column_year(c) for c in cols):
-            dated = cols
-        elif dated and len(cols) == len(dated):  # split from the dated statement above: its columns' years
-            cols = dated
-        section, members = "", []
-        for r in t.rows:
-            if not r:
-                continue
-            label, cells = r[0].strip(), [c.strip() for c in r[1:]]
-            if not any(re.search(r"\d", c) for c in cells):  # a section row
-                parts.append((title, cols, section, members, "section"))
-                section, members = label.rstrip(":"), []
-            elif TOTAL.search(label):
-                parts.append((title, cols, section, members, label))
-                section, members = "", []
-            elif re.search(r"[A-Za-z]", label):
-                members.append((label, cells))
-        parts.append((title, cols, section, members, "end"))
+    parts = _parts(page, carry_years=True)
     out: list[Group] = []
     i = 0
     while i < len(parts):
-        noun = _noun(parts[i][4]) if parts[i][4] not in ("section", "end") else ""
-        if noun and not _subtotal(parts[i][4], noun):
+        noun = _noun(parts[i].ends) if parts[i].ends not in ("section", "end") else ""
+        if noun and not _subtotal(parts[i].ends, noun):
             noun = ""  # the class's own total ("Total liabilities"): nothing of it follows
         j = i
         # after a subtotal of the noun ("Total current liabilities"): the parts up to its total ("Total
         # liabilities"), or to the end of a table (the next table too when the subtotal closed the one before)
-        while noun and j + 1 < len(parts) and (_noun(parts[j + 1][4]) == noun or parts[j + 1][4] == "end"):
+        while noun and j + 1 < len(parts) and (_noun(parts[j + 1].ends) == noun or parts[j + 1].ends == "end"):
             j += 1
-            if parts[j][4] == "end" and not parts[j][3]:
+            if parts[j].ends == "end" and not parts[j].rows:
                 continue  # the subtotal was its table's last row: the statement goes on in the next table
-            if parts[j][4] == "end" or not _subtotal(parts[j][4], noun):
+            if parts[j].ends == "end" or not _subtotal(parts[j].ends, noun):
                 break  # a table's end, or the class's own total
-        joined = [m for part in parts[i: j + 1] for m in part[3]]
-        if sum(1 for part in parts[i: j + 1] if part[3]) > 1:
-            out.append(Group(page, parts[i][0], noun.capitalize(), heading, parts[i][1], joined))
+        if sum(1 for part in parts[i: j + 1] if part.rows) > 1:
+            joined = [m for part in parts[i: j + 1] for m in part.rows]
+            out.append(Group(page, parts[i].title, noun.capitalize(), heading, parts[i].columns, joined))
         i = max(j, i) + 1
     return out
 
