@@ -292,3 +292,70 @@ def test_a_change_is_read_between_the_years_the_headers_name_with_the_same_words
                          [CtxPage(SHA, 24, OLDER_FIRST, 0)], "Acme")
     assert res["interpretation"]["ranking"]["cells"] == ["35,026", "25,655"]  # 2019 net sales against 2018's
     assert res["value"].startswith("AWS: 35,026 against 25,655 (+36.5%)")
+
+
+SEGMENT_SALES = """# Fiscal Year
+
+Table: Net Sales — values in millions of USD
+|  | 2022 | 2021 |
+|---|---|---|
+| North America Retail | 18,992 | 18,127 |
+| Pet | 2,259 | 1,732 |
+| Foodservice (a) | 1,000 | 900 |
+"""
+BY_ROWS = """# Fiscal Year
+
+Table: Segment Operating Profit — values in millions of USD
+|  | 2022 | 2021 |
+|---|---|---|
+| North America Retail | 4,000 | 4,100 |
+| Pet | 300 | 400 |
+| Foodservice | 100 | 90 |
+"""
+BY_SECTIONS = """# Year Ended December 31
+
+Table: Information on reportable segments — values in millions of USD
+|  | 2022 | 2021 |
+|---|---|---|
+| North America Retail: |  |  |
+| Operating expenses | 14,992 | 14,027 |
+| Operating income | 4,000 | 4,100 |
+| Pet: |  |  |
+| Operating expenses | 1,959 | 1,332 |
+| Operating income | 300 | 400 |
+"""
+
+
+@pytest.mark.parametrize("lender", [BY_ROWS, BY_SECTIONS])
+def test_rows_are_what_another_table_of_the_same_names_calls_them(make_cfg, lender):
+    """"by top line" is revenue (the search lexicon); the net sales table does not say its rows are segments, the
+    operating profit table printing the same names does (as rows, or as sections over line items)."""
+    q = "Which Acme segment performed the best (by top line) in FY2022?"
+    res = answer_ranking(_cfg(make_cfg), q, [CtxPage(SHA, 21, SEGMENT_SALES, 0), CtxPage(SHA, 22, lender, 1)],
+                         "Acme")
+    assert res["value"].startswith("Pet: 2,259 against 1,732 (+30.4%), the largest change")
+    assert res["interpretation"]["ranking"]["page"] == 21
+    alone = answer_ranking(_cfg(make_cfg), q, [CtxPage(SHA, 21, SEGMENT_SALES, 0)], "Acme")
+    assert alone["value"] is None  # only "top line" (revenue) is printed where the rows are
+    other = answer_ranking(_cfg(make_cfg), q, [CtxPage(SHA, 21, SEGMENT_SALES, 0), CtxPage("e" * 40, 22, lender, 1)],
+                           "Acme")
+    assert other["value"] is None  # another filing's table says nothing of this one's rows
+
+
+def test_only_the_words_saying_what_the_rows_are_are_borrowed():
+    from rag.answer.text.ranking_score import asked_row_words
+
+    terms = ("produ", "categ", "perfo", "best", "domes", "segme")
+    q = "Which Acme product category performed the best (by top line) in the domestic (USA) market?"
+    assert asked_row_words(q, "Acme", terms) == {"produ", "categ", "perfo"}  # not "domestic": a filter, not the rows
+
+
+def test_a_lexicon_topic_counts_once_however_many_of_its_words_a_group_prints(make_cfg):
+    from rag.answer.text.ranking_score import terms_printed, topic_keys
+
+    cfg = _cfg(make_cfg)
+    q = "Which segment had the highest revenue in 2022?"
+    topics = topic_keys(cfg, q, "")
+    terms = ("segme", "highe", "reven", "revenue", "net sales", "sales")
+    assert terms_printed("Net sales by segment", terms, topics) == {"revenue", "segme"}
+    assert terms_printed("Segment revenues", terms, topics) == {"revenue", "segme"}

@@ -19,7 +19,10 @@ Contracts:
   least 2 rows that have the figures (the first value cell, and for a change the second, one printed figure each),
   each scored by the question's topic words (:func:`rag.answer.common.focus.topic_terms_for`) it prints: 1 for each
   in where it is printed (the page's first heading, the table's title, the section, the statement 05 found the page
-  to be), LABEL_CREDIT for each only in its row labels. Ties: for a change a group of amounts before a group of
+  to be), or printed where another table of the filing holds the same names and said by the question to be what
+  the rows are ("which segment"), LABEL_CREDIT for each only in its row labels; a search-lexicon topic the question
+  matches counts once however many of its words are printed ("by top line" is revenue, "Net sales" one revenue):
+  :mod:`rag.answer.text.ranking_score`. Ties: for a change a group of amounts before a group of
   rates, then the embedder's cosine between the group and the question (:func:`rag.index.query_cosines`), then the
   page's rank. The best group is taken when its score is at least ``answer.text_ranking_min_terms``; a class group
   scoring as much and holding all its rows replaces it. Its rows (only those the question names, when it names two
@@ -48,12 +51,12 @@ from ..common.printed import parse_printed
 from ..computed.formulas import question_years
 from ...retrieve.statements import asked_statements
 from .evidence_math import CHANGE, LEAST, MOST
+from .ranking_score import asked_row_words, group_scores, topic_keys, where_printed
 from .row_groups import Group, class_groups, listed_candidates, listed_groups, row_groups
 
 PERFORM = re.compile(r"\bperform", re.I)  # "performed the best": a performance is a change over the period
 DECREASE = re.compile(r"\b(drop|declin|decreas|fell|fall|shr[iau]nk|contract)", re.I)  # "the biggest drop"
 _ONE_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
-LABEL_CREDIT = 0.5  # a question word only among the row labels: a filter ("domestic") more than the rows' kind
 SHOWN = 6  # groups kept in the debug record, best first
 
 
@@ -147,23 +150,11 @@ def _is_percent(rows: list[tuple[str, list[str], float]]) -> bool:
     return bool(rows) and _percent(rows[0][1][0])
 
 
-def _where(group: Group) -> str:
-    """Where the group is printed: the page's heading, the table's title, the section; and the statement 05 found
-    the page to be ("balance sheet"), which a page's text may not name."""
-    return " ".join((group.heading, group.title, group.section, group.page.statement.replace("_", " ")))
-
-
-def _score(group: Group, terms: tuple[str, ...]) -> float:
-    where = _segment_terms(_where(group), terms)
-    labels = _segment_terms(" ".join(label for label, _ in group.rows), terms)
-    return len(where) + LABEL_CREDIT * len(labels - where)
-
-
 def _named(rows: list[tuple[str, list[str], float]], group: Group,
            terms: tuple[str, ...]) -> list[tuple[str, list[str], float]]:
     """The rows the question names ("among operations, investing and financing activities"), when it names at
     least two: those whose label prints a question word that the group's heading, title and section do not."""
-    where = _segment_terms(_where(group), terms)
+    where = _segment_terms(where_printed(group), terms)
     named = [r for r in rows if _segment_terms(r[0], terms) - where]
     return named if len(named) >= 2 else rows
 
@@ -191,10 +182,12 @@ def answer_ranking(cfg: RunConfig, question: str, pages: list[CtxPage], company:
     from ...index import query_cosines
 
     terms = tuple(topic_terms_for(cfg, question, company))
+    topics = topic_keys(cfg, question, company)
     sims = query_cosines(cfg, question, [g.describe() for g, _ in ranked])
     # Ties: for a change, amounts before rates (a growth is an amount's change, a share's change is not one);
     # then the closest in meaning, then the better-ranked page.
-    scored = sorted(((_score(g, terms), float(c), g, rows) for (g, rows), c in zip(ranked, sims)),
+    scores = group_scores(cfg, [g for g, _ in ranked], terms, topics, asked_row_words(question, company, terms))
+    scored = sorted(((sc, float(c), g, rows) for (g, rows), c, sc in zip(ranked, sims, scores)),
                     key=lambda x: (-x[0], ask.by_change and _is_percent(x[3]), -x[1], x[2].page.rank))
     seen = [{"describe": g.describe(), "page": g.page.page, "score": sc, "cos": round(c, 4)}
             for sc, c, g, _ in scored[:SHOWN]]
