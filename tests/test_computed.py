@@ -332,3 +332,40 @@ def test_an_operand_is_read_on_the_statement_the_question_names(make_cfg):
     pages = [CtxPage(A, 29, MDNA_FCF, 0, 1.0), CtxPage(A, 37, CASH_STATEMENT, 2, 1.0, "cash_flow_statement")]
     res = C.answer_computed(cfg_(make_cfg), q, pages, "USD", "Acme")
     assert res["value"] == 16_861e6 and [p.page for p in res["cited"]] == [37]
+
+
+KH_INCOME = """# Consolidated Statements of Income
+
+Table: Consolidated Statements of Income — values in millions of USD (as printed: "(in millions)")
+| | 2019 | 2018 | 2017 |
+|---|---|---|---|
+| Net sales | 24,977 | 26,268 | 26,076 |
+| Cost of products sold | 16,830 | 17,347 | 17,043 |
+| Net income/(loss) | 1,933 | (10,254) | 10,932 |
+| Net income/(loss) attributable to noncontrolling interest | (2) | (62) | (9) |
+| Net income/(loss) attributable to common shareholders | 1,935 | (10,192) | 10,941 |
+"""
+KH_BALANCE = """# Consolidated Balance Sheets
+
+Table: Consolidated Balance Sheets — values in millions of USD (as printed: "(in millions)")
+| | December 28, 2019 | December 29, 2018 |
+|---|---|---|
+| Inventories | 2,721 | 2,667 |
+| Trade payables | 4,003 | 4,153 |
+| Total current liabilities | 7,875 | 7,503 |
+"""
+
+
+def test_net_income_attributable_to_shareholders_and_trade_payables(make_cfg):
+    """Kraft Heinz (fb-gen): "Net income/(loss)" scores as much as the line attributable to its shareholders, which
+    the lexicon prefers, in every year; "Trade payables" is its accounts payable."""
+    cfg = cfg_(make_cfg)
+    pages = [CtxPage(A, 50, KH_INCOME, 0, 1.0), CtxPage(A, 52, KH_BALANCE, 1, 0.9)]
+    npm = C.answer_computed(cfg, "What is the FY2017 - FY2019 3 year average net profit margin (as a %)? Answer in "
+                                 "units of percents and round to one decimal place.", pages, "USD", "Acme")
+    assert npm["value"] == round(100 * (1935 / 24977 - 10192 / 26268 + 10941 / 26076) / 3, 1) == 3.6
+    dpo = C.answer_computed(cfg, "What is the FY2019 days payable outstanding (DPO)? DPO is defined as: 365 * (average "
+                                 "accounts payable between FY2018 and FY2019) / (FY2019 COGS + change in inventory "
+                                 "between FY2018 and FY2019). Round your answer to two decimal places.",
+                            pages, "USD", "Acme")
+    assert dpo["value"] == round(365 * (4003 + 4153) / 2 / (16830 + 2721 - 2667), 2)

@@ -95,11 +95,15 @@ def find_operand(cfg: RunConfig, lexicon: Lexicon, name: str, year: int, pages: 
              or _norm_label(c.label) in (spec.phrase, f"total {spec.phrase}")]
     if spec.avoid:  # a balance-sheet item read from a cash-flow statement's changes, say
         cands = [c for c in cands if not any(re.search(rx, n, re.I) for rx in spec.avoid for n in c.notes)]
+    preferred = {id(c) for c in cands if any(re.search(rx, _norm_label(c.label)) for rx in spec.prefer)}
     for c in cands:
-        if any(re.search(rx, _norm_label(c.label)) for rx in spec.prefer):
+        if id(c) in preferred:
             c.score += PREFER_BONUS
     floor = cfg.answer.figure_min_score
-    kept = sorted((c for c in cands if floor is None or c.score >= floor), key=lambda c: (-c.score, c.rank))
+    # A tie the bonus did not break goes to the preferred label too ("Net income/(loss)" scores as much as "Net
+    # income/(loss) attributable to common shareholders" with it: Kraft Heinz).
+    kept = sorted((c for c in cands if floor is None or c.score >= floor),
+                  key=lambda c: (-round(c.score, 6), id(c) not in preferred, c.rank))
     if statements:  # "relying on the details shown in the cash flow statement": read it there when it prints it
         on = {(p.sha1, p.page) for p in pages if p.statement in statements}
         kept = [c for c in kept if (c.sha1, c.page) in on] or kept
