@@ -369,3 +369,42 @@ def test_net_income_attributable_to_shareholders_and_trade_payables(make_cfg):
                                  "between FY2018 and FY2019). Round your answer to two decimal places.",
                             pages, "USD", "Acme")
     assert dpo["value"] == round(365 * (4003 + 4153) / 2 / (16830 + 2721 - 2667), 2)
+
+
+GM_BALANCE = """# Consolidated Balance Sheets
+
+Table: ASSETS — values in millions of USD (as printed: "(in millions)")
+| | May 29, 2022 | May 30, 2021 |
+|---|---|---|
+| Land, buildings, and equipment | 3,393.8 | 3,606.8 |
+| Total assets | 31,090.1 | 31,841.9 |
+
+Table: Joint venture related balance sheet activity — values in millions of USD
+| | 2022 | 2021 | 2020 |
+|---|---|---|---|
+| Total net sales | 2,134.3 | 2,189.2 | 2,045.6 |
+"""
+GM_INCOME = """# Consolidated Statements of Earnings
+
+Table: Consolidated Statements of Earnings — values in millions of USD (as printed: "(in millions)")
+| | 2022 | 2021 | 2020 |
+|---|---|---|---|
+| Net sales | 18,992.8 | 18,127.0 | 17,626.6 |
+"""
+
+
+def test_each_operand_is_read_on_the_named_statement_that_prints_it(make_cfg):
+    """General Mills (fb-gen): of "the balance sheet and the P&L statement", revenue is read on the income statement,
+    not from a joint venture's "Total net sales" on a page 05 took for a balance sheet; its PP&E line is "Land,
+    buildings, and equipment"."""
+    cfg = cfg_(make_cfg)
+    pages = [CtxPage(A, 47, GM_BALANCE, 0, 1.0, "balance_sheet"), CtxPage(A, 45, GM_INCOME, 1, 1.0, "income_statement")]
+    q = ("Basing your judgment by information plainly provided in the balance sheet and the P&L statement, what is "
+         "Acme's FY2022 asset turnover ratio? Asset turnover ratio is defined as: FY2022 revenue / (average total "
+         "assets between FY2021 and FY2022). Round your answer to two decimal places.")
+    res = C.answer_computed(cfg, q, pages, "USD", "Acme")
+    assert res["value"] == round(18992.8 / ((31090.1 + 31841.9) / 2), 2) == 0.6
+    ppe = C.answer_computed(cfg, "Answer the following question by primarily using information that is shown in the "
+                                 "balance sheet: what is the year end FY2022 net PPNE for Acme? Answer in USD billions.",
+                            pages, "USD", "Acme")
+    assert ppe["value"] == 3_393_800_000  # money in units; 07 reads the gold's "$3.39" (billions) at its scale

@@ -37,6 +37,14 @@ def test_the_asked_metric_is_read_from_every_template():
     assert mc.metric_phrase(q, "Acme Corp") == "Operating margin (%)"
     assert mc.metric_phrase("How many stores does Acme Corp run? Answer briefly.", "Acme Corp") == \
         "How many stores does run?"
+    # FinanceBench's instructions around the question: the sentence asking, from its "what is" on
+    q = ("Assume that you are a public equities analyst. Answer the following question by primarily using information "
+         "that is shown in the balance sheet: what is the year end FY2022 net PPNE for Acme Corp? Answer in USD "
+         "billions.")
+    assert mc.metric_phrase(q, "Acme Corp") == "year end FY2022 net PPNE"
+    q = ("By drawing conclusions from the information stated only in the income statement, what is Acme Corp's FY2020 "
+         "net income attributable to shareholders (in USD millions)?")
+    assert mc.metric_phrase(q, "Acme Corp") == "FY2020 net income attributable to shareholders"
 
 
 def _lps(p: dict[str, float]) -> list:
@@ -147,3 +155,13 @@ def test_line_by_line_each_line_is_judged_alone_and_the_best_p_true_stands(make_
     assert info["meaning"]["probs"][0] == pytest.approx(0.2) and out["calls"][0]["usage"]["requests"] == 2
     low = answer_from_tables(LineFakeLLM({"4,100": 0.4, "12": 0.3}), cfg, Q_HEAD, [page], "USD", len, "Acme Corp")
     assert low["value"] == "N/A" and "best P 0.40 < 0.5" in low["interpretation"]["na_reason"]
+
+
+def test_the_metric_words_are_the_asking_parts_not_the_instructions():
+    from rag.answer.numbers.figure_check import metric_terms
+
+    q = ("By drawing conclusions from the information stated only in the income statement, what is Acme Corp's FY2020 "
+         "net income attributable to shareholders (in USD millions)?")
+    assert metric_terms(q, "Acme Corp") == {"attri", "incom", "share"}  # not "drawing", "conclusions", "statement"
+    erc = "For Acme Corp, what was the value of Total deposits at year-end at the end of the period listed in annual report?"
+    assert metric_terms(erc, "Acme Corp") == {"depos"}  # ("total", "year-end": generic words)

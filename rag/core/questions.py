@@ -4,6 +4,11 @@ Contract:
 - ``search_text(question_text, company="") -> str``: answer-format boilerplate of ERC questions ("If
   data is not available, return 'N/A'", "according to the annual report"…) and the company's name
   removed; never empty (the question itself when nothing is left).
+- ``asking_part(question_text) -> str``: the part that asks: in the text before the first "?", from its last
+  "what is" / "what was" on; the question unchanged when it has no such clause ("Which of the companies ...",
+  "How much ..."). FinanceBench wraps its question in instructions ("Assume that you are a public equities
+  analyst. Answer the following question by ... the balance sheet: what is the year end FY2022 net PPNE for
+  General Mills? Answer in USD billions."), whose words name no metric; ERC's templates are one sentence asking.
 """
 from __future__ import annotations
 
@@ -30,3 +35,15 @@ def search_text(question_text: str, company: str = "") -> str:
             t = re.sub(r"(?<!\w)" + r"\s*".join(map(re.escape, v.split())) + r"(?:'s)?(?!\w)", " ", t, flags=re.I)
     t = re.sub(r"\s+([,.?!])", r"\1", re.sub(r"\s+", " ", t)).strip(" ,")
     return t or question_text
+
+
+_WHAT_IS = re.compile(r"\bwhat\s+(?:is|was|are|were)\s+(?P<m>[^?]+)", re.I)
+
+
+def asking_part(question_text: str) -> str:
+    """See module docstring."""
+    asking = question_text.split("?", 1)[0]
+    m = None
+    for m in _WHAT_IS.finditer(asking):  # the last: "... the balance sheet: what is the year end FY2022 net PPNE"
+        pass
+    return m.group("m").strip() if m else question_text

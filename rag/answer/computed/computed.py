@@ -105,7 +105,9 @@ def find_operand(cfg: RunConfig, lexicon: Lexicon, name: str, year: int, pages: 
     kept = sorted((c for c in cands if floor is None or c.score >= floor),
                   key=lambda c: (-round(c.score, 6), id(c) not in preferred, c.rank))
     if statements:  # "relying on the details shown in the cash flow statement": read it there when it prints it
-        on = {(p.sha1, p.page) for p in pages if p.statement in statements}
+        # of several named ("the balance sheet and the P&L statement"), the one printing this line item
+        own = {spec.statement} & statements or statements
+        on = {(p.sha1, p.page) for p in pages if p.statement in own}
         kept = [c for c in kept if (c.sha1, c.page) in on] or kept
     if not kept:
         best = max(cands, key=lambda c: c.score, default=None)

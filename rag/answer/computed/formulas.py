@@ -38,6 +38,7 @@ _SPAN_YEARS = re.compile(_N + r"[- ]years?\b", re.I)  # "2 year total revenue CA
 _YEARS = re.compile(r"(?i)\b(?:FY|fiscal(?: year)?)\s*'?\s*(\d{4}|\d{2})\b|(?<![\d$.,])((?:19|20)\d{2})(?![\d,%])")
 _DECIMALS = re.compile(r"(?i)\bround\w*\b(?:\s+\w+){0,4}?\s+to\s+(?:the\s+)?(?:nearest\s+)?" + _N + r"\s+decimal")
 _PERCENT = re.compile(r"%|\bpercent", re.I)
+STATEMENTS = ("", "balance_sheet", "income_statement", "cash_flow_statement")  # prompts/search/statements.toml
 _SCALES = {"thousand": 1e3, "thousands": 1e3, "million": 1e6, "millions": 1e6, "billion": 1e9, "billions": 1e9}
 _MONEY_SCALE = re.compile(r"(?i)\b(?:in\s+)?(?:units\s+of\s+)?(?:[A-Z]{3}\s+)?(thousands?|millions?|billions?)\b")
 
@@ -52,6 +53,7 @@ class OperandSpec:
     asked: tuple[str, ...] = ()
     absolute: bool = False
     avoid: tuple[str, ...] = ()  # patterns on a candidate's section / table-title notes
+    statement: str = ""  # the statement printing the line ("income_statement"), "" when several may
 
 
 @dataclass(frozen=True)
@@ -103,9 +105,12 @@ def _load(path: str, mtime: float) -> Lexicon:
                 re.compile(rx)
             except re.error as e:
                 raise ValueError(f"{p}: operand {name!r}: bad pattern {rx!r} ({e})") from None
+        if o.get("statement", "") not in STATEMENTS:
+            raise ValueError(f"{p}: operand {name!r}: statement {o['statement']!r} is not one of "
+                             f"{', '.join(STATEMENTS[1:])}")
         operands[name] = OperandSpec(name, o["phrase"], tuple(o.get("labels", [])), tuple(o.get("prefer", [])),
                                      tuple(o.get("asked", [])) or (re.escape(o["phrase"]),), bool(o.get("abs", False)),
-                                     tuple(o.get("avoid", [])))
+                                     tuple(o.get("avoid", [])), o.get("statement", ""))
     formulas = []
     for i, f in enumerate(data.get("formula") or []):
         where = f"{p}: formula {f.get('name') or i + 1}"

@@ -24,7 +24,7 @@ import math
 import re
 
 from ..common import printed as nums
-from ...core.questions import search_text
+from ...core.questions import asking_part, search_text
 
 # Words kept before / after the figure on a text (non-table) line.
 WINDOW = (10, 6)
@@ -66,7 +66,8 @@ def _stems(text: str) -> set[str]:
 
 def metric_terms(question: str, company: str = "") -> set[str]:
     """Stems of the metric's words (see module docstring); the company's own words never count."""
-    text = re.sub(r"\([^)]*\)", " ", search_text(question, company))  # "(in USD)", "(%)": units
+    # FinanceBench's instructions around its question name no metric (asking_part); "(in USD)", "(%)": units
+    text = re.sub(r"\([^)]*\)", " ", search_text(asking_part(question), company))
     return _stems(text) - (_stems(company) if company else set())
 
 

@@ -36,6 +36,7 @@ from typing import Any
 from pydantic import BaseModel, field_validator
 
 from ...core.config import RunConfig
+from ...core.questions import asking_part
 from ..common.calls import as_choice, one_shot_messages, prompt_sections, prompts_dir, sections_version
 from ..common.context import CtxPage
 from .figures import NA, Candidate, build_candidates, dedupe, format_candidates
@@ -59,10 +60,12 @@ _ASKED = (re.compile(r"what was the value of (?P<m>.+?) at the end of the period
           re.compile(r"\bvalue of (?P<m>.+?) of (?P<c>.+?) at the end of the period", re.I),
           re.compile(r"\bwhat (?:was|is) the (?P<m>.+?) for (?P<c>.+?) (?:according to|\s*\()", re.I))
 _UNIT_PAREN = re.compile(r"\s*\(in [A-Z]{3}\)")
+_ANY_UNIT_PAREN = re.compile(r"\s*\((?:in|as)\b[^)]*\)", re.I)  # "(in USD millions)", "(as a %)"
 
 
 def metric_phrase(question: str, company: str = "") -> str:
-    """See module docstring; the question's first sentence without the company when no template fits."""
+    """See module docstring; when no template fits, the part asking (:func:`rag.core.questions.asking_part`)
+    without the company and a unit in parentheses; the first sentence without the company when it has none."""
     if company:  # "value of Number of drugs on the market of Acme": the company, not the first "of", ends it
         m = re.search(rf"\bvalue of (?P<m>.+) of {re.escape(company)} at the end of the period", question, re.I)
         if m:
@@ -71,8 +74,15 @@ def metric_phrase(question: str, company: str = "") -> str:
         m = rx.search(question)
         if m:
             return _UNIT_PAREN.sub("", m.group("m")).strip(" ,")
-    first = re.split(r"(?<=[?.])\s", question.strip(), maxsplit=1)[0]
-    return re.sub(r"\s+", " ", first.replace(company, "") if company else first).strip()
+    phrase = asking_part(question)  # FinanceBench's instructions around its question left out
+    if phrase == question:  # no "what is" clause: the first sentence, as it is
+        first = re.split(r"(?<=[?.])\s", question.strip(), maxsplit=1)[0]
+        return re.sub(r"\s+", " ", first.replace(company, "") if company else first).strip()
+    if company:
+        phrase = re.sub(rf"\b{re.escape(company)}(?:'s|’s)?", " ", phrase)
+    phrase = _ANY_UNIT_PAREN.sub("", phrase)
+    phrase = re.sub(r"^the\s+", "", re.sub(r"\s+", " ", phrase).strip(" ,?"), flags=re.I)
+    return phrase.removesuffix(" for").strip()
 
 
 # ---- candidates ---------------------------------------------------------------------------------------------
