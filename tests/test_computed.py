@@ -404,7 +404,7 @@ def test_each_operand_is_read_on_the_named_statement_that_prints_it(make_cfg):
          "assets between FY2021 and FY2022). Round your answer to two decimal places.")
     res = C.answer_computed(cfg, q, pages, "USD", "Acme")
     assert res["value"] == round(18992.8 / ((31090.1 + 31841.9) / 2), 2) == 0.6
-    ppe = C.answer_computed(cfg, "Answer the following question by primarily using information that is shown in the "
-                                 "balance sheet: what is the year end FY2022 net PPNE for Acme? Answer in USD billions.",
-                            pages, "USD", "Acme")
+    ppe = C.answer_computed(cfg, "Answer the following question by primarily using information that is shown in "
+                                 "the balance sheet: what is the year end FY2022 net PPNE for Acme? Answer in USD "
+                                 "billions.", pages, "USD", "Acme")
     assert ppe["value"] == 3_393_800_000  # money in units; 07 reads the gold's "$3.39" (billions) at its scale

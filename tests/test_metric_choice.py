@@ -163,5 +163,6 @@ def test_the_metric_words_are_the_asking_parts_not_the_instructions():
     q = ("By drawing conclusions from the information stated only in the income statement, what is Acme Corp's FY2020 "
          "net income attributable to shareholders (in USD millions)?")
     assert metric_terms(q, "Acme Corp") == {"attri", "incom", "share"}  # not "drawing", "conclusions", "statement"
-    erc = "For Acme Corp, what was the value of Total deposits at year-end at the end of the period listed in annual report?"
+    erc = ("For Acme Corp, what was the value of Total deposits at year-end at the end of the period listed in annual "
+           "report?")
     assert metric_terms(erc, "Acme Corp") == {"depos"}  # ("total", "year-end": generic words)

@@ -8,11 +8,12 @@ does ("Segment Operating Profit"). Borrowing only the words saying what the rows
 beside "International") or another metric from passing across.
 
 Contracts:
-- ``group_scores(cfg, groups, terms, topics, row_words) -> list[float]``: each group's score: 1 for each question term (a
-  lexicon topic once, :func:`topic_keys`) printed where it is (:func:`where_printed`), or printed by another table of the
-  same filing over the same names (:func:`_borrowed`) when :func:`asked_row_words` has it; LABEL_CREDIT for each only in
-  its row labels.
-- ``asked_row_words(question, company, terms)``: the question's terms among the ROW_WORDS words after "which" / "what".
+- ``group_scores(cfg, groups, terms, topics, row_words) -> list[float]``: each group's score: 1 for each question
+  term (a lexicon topic once: ``topic_keys(cfg, question, company)``, :func:`terms_printed`) printed where it is
+  (:func:`where_printed`), or printed by another table of the same filing over the same names (:func:`_borrowed`)
+  when ``row_words`` has it; LABEL_CREDIT for each only in its row labels.
+- ``asked_row_words(question, company, terms)``: the question's terms among the ROW_WORDS words after "which" /
+  "what": what it says the rows are.
 """
 from __future__ import annotations
 
