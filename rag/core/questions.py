@@ -4,6 +4,8 @@ Contract:
 - ``search_text(question_text, company="") -> str``: answer-format boilerplate of ERC questions ("If
   data is not available, return 'N/A'", "according to the annual report"…) and the company's name
   removed; never empty (the question itself when nothing is left).
+- ``without_company(text, company, possessive=False) -> str``: the company's name (any case) blanked out, with
+  ``possessive`` its "'s" / "’s" / "'" too: the question's own words the answerers in code read around it.
 - ``asking_part(question_text) -> str``: the part that asks: in the text before the first "?", from its last
   "what is" / "what was" on; the question unchanged when it has no such clause ("Which of the companies ...",
   "How much ..."). FinanceBench wraps its question in instructions ("Assume that you are a public equities
@@ -37,13 +39,18 @@ def search_text(question_text: str, company: str = "") -> str:
     return t or question_text
 
 
+def without_company(text: str, company: str, possessive: bool = False) -> str:
+    """See module docstring."""
+    if not company.strip():
+        return text
+    return re.sub(re.escape(company.strip()) + (r"(?:'s|’s|')?" if possessive else ""), " ", text, flags=re.I)
+
+
 _WHAT_IS = re.compile(r"\bwhat\s+(?:is|was|are|were)\s+(?P<m>[^?]+)", re.I)
 
 
 def asking_part(question_text: str) -> str:
     """See module docstring."""
-    asking = question_text.split("?", 1)[0]
-    m = None
-    for m in _WHAT_IS.finditer(asking):  # the last: "... the balance sheet: what is the year end FY2022 net PPNE"
-        pass
-    return m.group("m").strip() if m else question_text
+    # the last: "... the balance sheet: what is the year end FY2022 net PPNE"
+    asks = list(_WHAT_IS.finditer(question_text.split("?", 1)[0]))
+    return asks[-1].group("m").strip() if asks else question_text

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.config import RunConfig
+from ...core.questions import without_company
 from ..common.context import CtxPage
 from ..computed.computed import Missing, Operand, evaluate, operand_lookup, operand_pages, top_pages_and_year
 from ..computed.formulas import Ask, lexicon_path, load_lexicon, plain_formula, question_years
@@ -58,9 +59,7 @@ def change_ask(question: str, company: str = "") -> ChangeAsk | None:
     years = sorted(set(question_years(first)))
     if len(years) != 2 or not CHANGE_WORDS.search(first) or _OTHER_ASK.search(first):
         return None
-    rest = first
-    if company.strip():
-        rest = re.sub(re.escape(company.strip()) + r"(?:'s|’s|')?", " ", rest, flags=re.I)
+    rest = without_company(first, company, possessive=True)
     rest = CHANGE_WORDS.sub(" ", YEAR_WORDS.sub(" ", rest))
     words = FILLER_WORDS.sub(" ", rest).split()
     return ChangeAsk(" ".join(words).lower(), (years[0], years[1])) if words else None

@@ -34,6 +34,7 @@ import re
 from typing import Any
 
 from ...core.config import RunConfig
+from ...core.questions import without_company
 from ..common.context import CtxPage
 from ..computed.formulas import lexicon_path, load_lexicon, plain_formula, question_years
 from ..numbers.prose_period import YEAR, page_sentences
@@ -67,9 +68,7 @@ def drivers_ask(question: str, company: str = "") -> ChangeAsk | None:
         years = [years[0] - 1, years[0]]
     if len(years) != 2:
         return None
-    rest = first
-    if company.strip():
-        rest = re.sub(re.escape(company.strip()) + r"(?:'s|’s|')?", " ", rest, flags=re.I)
+    rest = without_company(first, company, possessive=True)
     rest = _ASK_WORDS.sub(" ", CHANGE_WORDS.sub(" ", YEAR_WORDS.sub(" ", rest)))
     words = FILLER_WORDS.sub(" ", rest).split()
     return ChangeAsk(" ".join(words).lower(), (years[0], years[1])) if words else None

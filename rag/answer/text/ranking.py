@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.config import RunConfig
+from ...core.questions import without_company
 from ..common.context import CtxPage
 from ..common.focus import _segment_terms, topic_terms_for
 from ..common.md_tables import column_year
@@ -68,8 +69,7 @@ class Ask:
 
 def ranking_ask(question: str, company: str = "") -> Ask | None:
     """See module docstring."""
-    if company.strip():
-        question = re.sub(re.escape(company.strip()), " ", question, flags=re.I)
+    question = without_company(question, company)
     most, least = MOST.search(question), LEAST.search(question)
     if not (most or least):
         return None

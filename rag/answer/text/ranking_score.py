@@ -18,8 +18,11 @@ Contracts:
 from __future__ import annotations
 
 import re
+from typing import Iterable
 
 from ...core.config import RunConfig
+from ...core.questions import search_text, without_company
+from ..computed.formulas import OperandSpec, lexicon_path, load_lexicon
 from ..common.focus import STEM, _segment_terms, _stem
 from .row_groups import Group
 
@@ -41,7 +44,6 @@ def topic_keys(cfg: RunConfig, question: str, company: str) -> dict[str, str]:
     them: a phrase whole, a word by its stem; the question's own words of the topic among them) -> the topic's
     name: so a topic counts once, however many of its words a group prints ("Net sales" is one revenue, not
     "net sales" and "sales")."""
-    from ...core.questions import search_text
     from ...retrieve.query import match_lexicon
 
     keys: dict[str, str] = {}
@@ -65,19 +67,14 @@ def _label_key(label: str) -> str:
 def asked_row_words(question: str, company: str, terms: tuple[str, ...]) -> frozenset[str]:
     """The question's terms among the (at most ROW_WORDS) words after its "which" / "what", its company's name left
     out: what it says the rows are ("which product category", "which segment")."""
-    if company.strip():
-        question = re.sub(re.escape(company.strip()), " ", question, flags=re.I)
-    m = _WHICH.search(question)
+    m = _WHICH.search(without_company(question, company))
     return _segment_terms(m.group(1), terms) if m else frozenset()
 
 
-def _names(cfg: RunConfig, group: Group) -> set[str]:
+def _names(group: Group, operands: Iterable[OperandSpec]) -> set[str]:
     """The group's row labels (:func:`_label_key`) that name something rather than a statement's line item: not
     "Total ...", not a label of a computed figure's operand (``prompts/figures/formulas.toml``: net income,
     provision for income taxes)."""
-    from ..computed.formulas import lexicon_path, load_lexicon
-
-    operands = load_lexicon(lexicon_path(cfg)).operands.values()
     keys = {_label_key(label) for label, _ in group.rows}
     return {k for k in keys if not k.startswith("total") and
             not any(k == o.phrase or any(re.search(rx, k) for rx in o.labels) for o in operands)}
@@ -88,7 +85,8 @@ def _lenders(cfg: RunConfig, groups: list[Group], where: list[frozenset[str]],
     """(filing, names, the question's words printed where they are) of each group (:func:`_names`), and of each
     table printing its names as sections over line items (Amazon's segment note: "AWS:", "International:", each
     over net sales, operating expenses and operating income), where being the table's title and heading."""
-    out = [(g.page.sha1, _names(cfg, g), w) for g, w in zip(groups, where)]
+    operands = load_lexicon(lexicon_path(cfg)).operands.values()  # read once for every group
+    out = [(g.page.sha1, _names(g, operands), w) for g, w in zip(groups, where)]
     tables: dict[tuple[str, int, str], list[Group]] = {}
     for g in groups:
         if g.section:

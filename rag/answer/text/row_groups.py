@@ -192,7 +192,7 @@ def class_groups(page: CtxPage) -> list[Group]:
         if sum(1 for part in parts[i: j + 1] if part.rows) > 1:
             joined = [m for part in parts[i: j + 1] for m in part.rows]
             out.append(Group(page, parts[i].title, noun.capitalize(), heading, parts[i].columns, joined))
-        i = max(j, i) + 1
+        i = j + 1
     return out
 
 
